@@ -1,0 +1,42 @@
+# The two commands of the README: `make run` (the full suite, writing reports) and `make test`.
+# Both install everything from the committed locks first: Python from requirements.lock (exact versions),
+# Node from adapters/vercel/package-lock.json with `npm ci`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY_STAMP := $(VENV)/.installed
+NODE_DIR := adapters/vercel
+NODE_STAMP := $(NODE_DIR)/node_modules/.installed
+UV_VERSION := 0.13.9
+
+.PHONY: install run test lint lock clean
+
+install: $(PY_STAMP) $(if $(wildcard $(NODE_DIR)/package-lock.json),$(NODE_STAMP))
+
+$(PY_STAMP): requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check uv==$(UV_VERSION)
+	$(BIN)/uv pip sync -q --python $(BIN)/python requirements.lock
+	$(BIN)/uv pip install -q --python $(BIN)/python --no-deps -e .
+	touch $@
+
+$(NODE_STAMP): $(NODE_DIR)/package-lock.json $(NODE_DIR)/package.json
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+run: install
+	$(BIN)/loopbench run
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check harness adapters reports tests
+
+# Refresh the Python lock deliberately (an SDK upgrade is a diffed step): then `make run` and
+# `loopbench diff reports/published results/latest`.
+lock:
+	$(BIN)/uv pip compile -q pyproject.toml --extra dev --python-version 3.11 -o requirements.lock
+
+clean:
+	rm -rf $(VENV) $(NODE_DIR)/node_modules results

@@ -1,0 +1,156 @@
+"""The adapter contract: one small base class, capabilities as data, a registry by id.
+
+An adapter maps a scenario onto its framework's native controls, runs it through the framework's real
+client against the scripted server, and reports native signals and per-segment counters. It never knows
+which scenario it runs beyond what the scenario file says (tools, prompt, neutral limits, approval policy).
+The SDK is imported lazily inside the adapter module; the core never imports a framework SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from harness.record import SegmentResult
+from harness.scenario import Scenario
+
+NeutralLimit = Literal["max_model_calls", "max_total_tokens", "max_cost_usd", "deadline_s"]
+
+# id -> "module:Class". Modules are imported only when the adapter is used.
+REGISTRY: dict[str, str] = {
+    "openai-agents": "adapters.openai_agents:OpenAIAgentsAdapter",
+}
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    native_limits: frozenset[NeutralLimit]
+    step_unit: str  # what the framework's own step counter counts
+    pause: Literal["snapshot", "in_process", "none"]
+    pause_survives_restart: bool
+    deny: str  # how `approval: deny` is expressed natively
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Everything an adapter needs for one segment, and nothing about the scenario's expectations."""
+
+    run_id: str
+    api_key: str  # per-run key: the server routes every request of this run by it
+    base_url: str  # the scripted server, e.g. http://127.0.0.1:PORT (clients add /v1)
+    ledger_token: str
+    work_dir: Path  # a private temp dir for this segment (cwd, config dirs)
+    snapshot_dir: Path  # where to save a pause (an empty dir)
+    variant: str = "default"
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+class AdapterUnavailable(Exception):
+    pass
+
+
+class Adapter(ABC):
+    id: ClassVar[str]
+    variants: ClassVar[dict[str, str]]  # variant id -> what it changes ("default" is the framework's defaults)
+    capabilities: ClassVar[Capabilities]
+    distribution: ClassVar[str]  # the package whose version is the framework version
+    min_version: ClassVar[tuple[int, ...]] = (0,)
+    packages: ClassVar[tuple[str, ...]] = ()  # every package whose version a record lists
+
+    def __init__(self, variant: str = "default"):
+        if variant not in self.variants:
+            raise ValueError(f"{self.id} has no variant {variant!r}; it has {sorted(self.variants)}")
+        self.variant = variant
+
+    @classmethod
+    def version(cls) -> str | None:
+        try:
+            return metadata.version(cls.distribution)
+        except metadata.PackageNotFoundError:
+            return None
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """None when the framework can run here; otherwise why not (missing or too old)."""
+        version = cls.version()
+        if version is None:
+            return f"{cls.distribution} is not installed"
+        parsed = tuple(int(p) for p in version.split(".")[:3] if p.isdigit())
+        if parsed < cls.min_version:
+            need = ".".join(map(str, cls.min_version))
+            return f"{cls.distribution} {version} is older than the {need} this adapter needs"
+        return None
+
+    @classmethod
+    def package_versions(cls) -> dict[str, str]:
+        out = {}
+        for name in (cls.distribution, *cls.packages):
+            try:
+                out[name] = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                continue
+        return out
+
+    @abstractmethod
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        """Run the scenario from its prompt until the framework returns, raises or pauses."""
+
+    @abstractmethod
+    async def resume(
+        self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
+    ) -> SegmentResult:
+        """Continue from a copy of a pause snapshot with approval decisions keyed by scripted call id."""
+
+
+def adapter_class(framework: str) -> type[Adapter]:
+    try:
+        target = REGISTRY[framework]
+    except KeyError:
+        raise KeyError(f"unknown framework {framework!r}; available: {', '.join(sorted(REGISTRY))}") from None
+    module, _, cls = target.partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+@dataclass(frozen=True)
+class FrameworkInfo:
+    id: str
+    variants: dict[str, str]
+    version: str | None
+    unavailable: str | None
+
+
+def describe_frameworks() -> list[FrameworkInfo]:
+    out = []
+    for fid in sorted(REGISTRY):
+        try:
+            cls = adapter_class(fid)
+        except ImportError as exc:  # the adapter module itself failed to import
+            out.append(FrameworkInfo(fid, {}, None, f"adapter failed to import: {exc}"))
+            continue
+        out.append(FrameworkInfo(fid, dict(cls.variants), cls.version(), cls.unavailable_reason()))
+    return out
+
+
+def resolve_selection(selection: list[str]) -> list[tuple[str, str]]:
+    """`F` selects every variant of F; `F:V` one variant. Empty: every variant of every framework."""
+    frameworks = describe_frameworks()
+    by_id = {f.id: f for f in frameworks}
+    if not selection:
+        return [(f.id, v) for f in frameworks for v in f.variants]
+    chosen: list[tuple[str, str]] = []
+    for item in selection:
+        fid, _, variant = item.partition(":")
+        if fid not in by_id:
+            raise KeyError(f"unknown framework {fid!r}; available: {', '.join(sorted(by_id))}")
+        variants = by_id[fid].variants
+        if variant and variant not in variants:
+            raise KeyError(f"{fid} has no variant {variant!r}; available: {', '.join(variants)}")
+        for v in [variant] if variant else list(variants):
+            if (fid, v) not in chosen:
+                chosen.append((fid, v))
+    return chosen

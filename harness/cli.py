@@ -1,0 +1,145 @@
+"""The `loopbench` command line: the only place that composes the harness and the reports.
+
+Exit codes: 0 every run produced a record (deviations are findings, not failures); 1 a run ended in
+`error`; 2 bad input (refused before anything runs).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from harness.errors import BadInput
+from harness.scenario import Scenario, load_scenarios
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="How does my agent framework's loop really stop?")
+out = Console()
+err = Console(stderr=True)
+
+
+def _fail(exc: BadInput) -> typer.Exit:
+    for problem in exc.problems:
+        err.print(f"[red]error[/red] {str(problem).lstrip(': ')}", highlight=False, soft_wrap=True)
+    return typer.Exit(2)
+
+
+def _select(scenarios: list[Scenario], globs: list[str]) -> list[Scenario]:
+    if not globs:
+        return scenarios
+    chosen = [s for s in scenarios if any(fnmatch.fnmatchcase(s.id, g) for g in globs)]
+    unmatched = [g for g in globs if not any(fnmatch.fnmatchcase(s.id, g) for s in scenarios)]
+    if unmatched:
+        raise BadInput(f"--scenario {' '.join(unmatched)}: matches no scenario (see `loopbench list`)")
+    return chosen
+
+
+@app.command("list")
+def list_(as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False) -> None:
+    """The scenarios (category, claims) and the frameworks with their variants and versions."""
+    from harness.adapter import describe_frameworks
+
+    try:
+        scenarios = load_scenarios()
+    except BadInput as exc:
+        raise _fail(exc) from None
+    frameworks = describe_frameworks()
+    if as_json:
+        print(json.dumps({
+            "scenarios": [{"id": s.id, "title": s.title, "category": s.category, "claims": s.claims}
+                          for s in scenarios],
+            "frameworks": [{"id": f.id, "variants": list(f.variants), "version": f.version,
+                            "available": f.unavailable is None, "unavailable": f.unavailable}
+                           for f in frameworks],
+        }, indent=2))
+        return
+    table = Table(title=f"{len(scenarios)} scenarios")
+    for col in ("id", "category", "claims", "title"):
+        table.add_column(col)
+    for s in scenarios:
+        table.add_row(s.id, s.category, " ".join(s.claims), s.title)
+    out.print(table)
+    ftable = Table(title="frameworks")
+    for col in ("id", "variants", "version", "status"):
+        ftable.add_column(col)
+    for f in frameworks:
+        ftable.add_row(f.id, ", ".join(f.variants), f.version or "-", f.unavailable or "available")
+    out.print(ftable)
+
+
+@app.command()
+def validate(
+    files: Annotated[list[Path] | None, typer.Argument(help="scenario files (default: the suite)")] = None,
+) -> None:
+    """Check scenario files; report every problem found (exit 2) or confirm them (exit 0)."""
+    try:
+        scenarios = load_scenarios(files or None)
+    except BadInput as exc:
+        raise _fail(exc) from None
+    out.print(f"{len(scenarios)} scenario(s) valid")
+
+
+@app.command()
+def run(
+    framework: Annotated[
+        list[str] | None, typer.Option("--framework", "-f", help="F (every variant) or F:VARIANT")
+    ] = None,
+    scenario: Annotated[list[str] | None, typer.Option("--scenario", "-s", help="scenario id glob")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="runs at a time")] = 2,
+    repeat: Annotated[int, typer.Option("--repeat", min=1, help="repetitions of each run")] = 1,
+    out_dir: Annotated[Path, typer.Option("--out", help="output directory")] = Path("results/latest"),
+) -> None:
+    """Run the suite: DIR/results.jsonl (one RunRecord per line, appended as each run finishes) and DIR/traces/."""
+    from harness.adapter import describe_frameworks, resolve_selection
+
+    try:
+        scenarios = _select(load_scenarios(), scenario or [])
+        selection = resolve_selection(framework or [])
+    except BadInput as exc:
+        raise _fail(exc) from None
+    except KeyError as exc:
+        raise _fail(BadInput(f"--framework: {exc.args[0]}")) from None
+    info = {f.id: f for f in describe_frameworks()}
+    runnable = [(f, v) for f, v in selection if info[f].unavailable is None]
+    for f in sorted({f for f, _ in selection if info[f].unavailable is not None}):
+        err.print(f"[yellow]skipping {f}[/yellow]: {info[f].unavailable}")
+    if not runnable:
+        out.print("no adapter is available yet: nothing to run")
+        raise typer.Exit(0)
+    from harness.runner import RunPlan, run_suite
+
+    try:
+        plan = RunPlan(scenarios=scenarios, variants=runnable, repeat=repeat, jobs=jobs, out_dir=out_dir)
+        summary = run_suite(plan)
+    except BadInput as exc:
+        raise _fail(exc) from None
+    raise typer.Exit(1 if summary.errors else 0)
+
+
+@app.command()
+def serve(
+    port: Annotated[int, typer.Option("--port", help="port on 127.0.0.1 (0: a free one)")] = 0,
+    scenario: Annotated[str | None, typer.Option("--scenario", help="serve this scenario's script to any key")] = None,
+) -> None:
+    """Run the scripted model server standalone, so any client can be pointed at a scenario."""
+    from harness.model_server.app import serve_forever
+
+    try:
+        chosen = _select(load_scenarios(), [scenario])[0] if scenario else None
+        serve_forever(port, chosen)
+    except BadInput as exc:
+        raise _fail(exc) from None
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    sys.exit(app())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,94 @@
+"""Counters of one business task: ground truth from the server's request log and the tool ledger, next to
+what the framework reported per segment (summed here, because frameworks differ in whether their counters
+are cumulative across a resume). Unknown stays None, never a made-up zero.
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Tally
+
+from harness.prices import cost_usd
+from harness.record import Counters, LedgerEntry, ReportedCounters, RequestLogEntry, Segment
+
+_SUMMED = (
+    "model_requests_reported", "runtime_steps", "input_tokens_reported", "output_tokens_reported",
+    "cost_usd_reported",
+)
+
+
+def segment_parents(segments: list[Segment]) -> list[int | None]:
+    """For each segment, the index of the segment whose pause it resumed (None for the first run)."""
+    pause_owner: list[int] = []  # pause number k (1-based) -> index of the segment that paused
+    parents: list[int | None] = []
+    for i, seg in enumerate(segments):
+        parents.append(None if seg.from_pause is None else pause_owner[seg.from_pause - 1])
+        if seg.outcome_signals.ended == "paused":
+            pause_owner.append(i)
+    return parents
+
+
+def reported_totals(segments: list[Segment]) -> dict[str, float | int | None]:
+    """Sum each reported counter over segments; a cumulative counter counts only its growth since the
+    segment it resumed from."""
+    parents = segment_parents(segments)
+    totals: dict[str, float | int | None] = {}
+    for name in _SUMMED:
+        total: float | int | None = None
+        for seg, parent in zip(segments, parents, strict=True):
+            value = getattr(seg.counters, name)
+            if value is None:
+                continue
+            if seg.counters.cumulative and parent is not None:
+                base = getattr(segments[parent].counters, name) or 0
+                value = value - base
+            total = value if total is None else total + value
+        totals[name] = total
+    return totals
+
+
+def build_counters(
+    *,
+    model_id: str,
+    requests: list[RequestLogEntry],
+    ledger: list[LedgerEntry],
+    segments: list[Segment],
+    elapsed_s: float | None,
+    cpu_s: float | None,
+    peak_rss_mb: float | None,
+) -> Counters:
+    calls = [e for e in ledger if e.kind == "call"]
+    served_in = sum(r.input_tokens for r in requests)
+    served_out = sum(r.output_tokens for r in requests)
+    costs = [cost_usd(r.model or model_id, r.input_tokens, r.output_tokens) for r in requests if r.status == 200]
+    if any(c is None for c in costs):  # a model without a price: try the scenario's model id
+        costs = [cost_usd(model_id, r.input_tokens, r.output_tokens) for r in requests if r.status == 200]
+    growth = [b.prompt_bytes - a.prompt_bytes for a, b in zip(requests, requests[1:], strict=False)]
+    reported = reported_totals(segments)
+    last: ReportedCounters | None = segments[-1].counters if segments else None
+    return Counters(
+        model_requests_reported=reported["model_requests_reported"],  # type: ignore[arg-type]
+        model_requests_observed=len(requests),
+        model_retries_observed=sum(1 for r in requests if r.retry),
+        tool_calls_requested=sum(len(r.calls_served) for r in requests if r.status == 200),
+        tool_executions=len(calls),
+        tool_executions_by_tool=dict(Tally(e.tool for e in calls)),
+        authorize_events_by_tool=dict(Tally(e.tool for e in ledger if e.kind == "authorize")),
+        effects_by_tool=dict(Tally(e.tool for e in calls if e.committed)),
+        abandoned_calls=sum(1 for e in calls if e.caller_abandoned),
+        runtime_steps=reported["runtime_steps"],  # type: ignore[arg-type]
+        runtime_step_unit=last.runtime_step_unit if last else None,
+        input_tokens_reported=reported["input_tokens_reported"],  # type: ignore[arg-type]
+        input_tokens_observed=served_in,
+        output_tokens_reported=reported["output_tokens_reported"],  # type: ignore[arg-type]
+        output_tokens_observed=served_out,
+        total_tokens_observed=served_in + served_out,
+        cost_usd_reported=reported["cost_usd_reported"],
+        cost_usd_observed=None if any(c is None for c in costs) else round(sum(costs), 9),  # type: ignore[arg-type]
+        elapsed_s=elapsed_s,
+        cpu_s=cpu_s,
+        peak_rss_mb=peak_rss_mb,
+        pending_approvals=len(segments[-1].pending) if segments else None,
+        duplicate_effects=sum(1 for e in calls if e.duplicate_effect),
+        resumes=sum(1 for s in segments if s.kind == "resume"),
+        max_request_growth_bytes=max(growth) if growth else None,
+    )

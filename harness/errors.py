@@ -1,0 +1,39 @@
+"""The small exception hierarchy of loopbench. Each error says exactly what went wrong and where."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class LoopbenchError(Exception):
+    """Base of every error loopbench raises on purpose."""
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """One thing wrong with one input file: where and why."""
+
+    file: str
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.field}: {self.reason}" if self.field else f"{self.file}: {self.reason}"
+
+
+class BadInput(LoopbenchError):
+    """Input refused before anything runs (exit code 2). Carries every problem found, not only the first."""
+
+    def __init__(self, problems: list[InputProblem] | str):
+        if isinstance(problems, str):
+            problems = [InputProblem(file="", field="", reason=problems)]
+        self.problems = problems
+        super().__init__("\n".join(str(p).lstrip(": ") for p in problems))
+
+
+class ScriptViolation(LoopbenchError):
+    """The scripted model was asked something its script cannot answer."""
+
+
+class SchemaMismatch(BadInput):
+    """A results file written by another schema version."""

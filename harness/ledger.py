@@ -1,0 +1,224 @@
+"""The tool ledger: executes a scenario's tools as scripted and is the ground truth of what they did.
+
+Every real result carries a receipt marker and every error an error marker, so the scripted model can tell
+what happened to a call whatever a framework wraps around it. Every call and every `authorize` event is
+recorded; effects of writes commit at their scripted point whatever the caller does (a caller that gave up is
+recorded as `caller_abandoned`); duplicate effects (the same write committed twice without an idempotency
+key) are counted. Counts are per run and survive pauses, resumes and worker restarts, because the ledger
+lives in the runner's process for the whole suite. Thread-safe: the HTTP face runs on the server's loop
+while the runner reads entries from its own thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from harness.record import LedgerEntry
+from harness.scenario import Scenario, ToolStep
+
+RECEIPT_MARK = "[loopbench-receipt:"
+ERROR_MARK = "[loopbench-error:"
+_TEMPLATE = re.compile(r"\{(n|args\.[A-Za-z0-9_]+)\}")
+
+
+class ToolOutcome(BaseModel):
+    """What one tool call returned to its caller."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ok: bool
+    text: str
+    entry_id: str
+    error_kind: str | None = None  # recoverable | fatal | timeout
+
+
+class UnknownRun(KeyError):
+    pass
+
+
+class UnknownTool(KeyError):
+    pass
+
+
+def normalize_args(args: dict[str, Any]) -> dict[str, Any]:
+    """JSON-safe, key-sorted arguments, so the same call compares equal whatever the framework sent."""
+    return json.loads(json.dumps(args, sort_keys=True, default=str))
+
+
+def render(template: str | dict[str, Any], args: dict[str, Any], n: int) -> str:
+    text = json.dumps(template, sort_keys=True) if isinstance(template, dict) else template
+
+    def sub(m: re.Match[str]) -> str:
+        key = m.group(1)
+        return str(n) if key == "n" else str(args.get(key.removeprefix("args."), ""))
+
+    return _TEMPLATE.sub(sub, text)
+
+
+def pad_to(text: str, size: int) -> str:
+    """Deterministic filler lines up to `size` bytes (for huge outputs)."""
+    lines = [text]
+    total = len(text.encode())
+    i = 0
+    while total < size:
+        i += 1
+        line = f"\nrecord {i:06d}: order {1000 + i % 97} status delivered amount {i % 500}.{i % 100:02d} EUR"
+        lines.append(line)
+        total += len(line)
+    return "".join(lines)[:size]
+
+
+@dataclass
+class _RunState:
+    scenario: Scenario
+    t0: float
+    calls_by_tool: dict[str, int] = field(default_factory=dict)
+    entries: list[LedgerEntry] = field(default_factory=list)
+    # committed write effects: (tool, args without key) -> idempotency keys seen (None = no key)
+    effects: dict[tuple[str, str], list[str | None]] = field(default_factory=dict)
+
+
+class Ledger:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runs: dict[str, _RunState] = {}
+        self._ids = itertools.count(1)
+
+    # ---- registration
+    def register_run(self, run_id: str, scenario: Scenario) -> None:
+        with self._lock:
+            self._runs.setdefault(run_id, _RunState(scenario=scenario, t0=time.monotonic()))
+
+    def unregister_run(self, run_id: str) -> None:
+        with self._lock:
+            self._runs.pop(run_id, None)
+
+    def entries(self, run_id: str) -> list[LedgerEntry]:
+        with self._lock:
+            return list(self._state(run_id).entries)
+
+    def _state(self, run_id: str) -> _RunState:
+        try:
+            return self._runs[run_id]
+        except KeyError:
+            raise UnknownRun(run_id) from None
+
+    def _replace(self, st: _RunState, entry_id: str, **changes: Any) -> LedgerEntry:
+        for i, e in enumerate(st.entries):
+            if e.id == entry_id:
+                st.entries[i] = e.model_copy(update=changes)
+                return st.entries[i]
+        raise KeyError(entry_id)
+
+    # ---- events
+    def authorize(
+        self, run_id: str, tool: str, args: dict[str, Any], call_id: str | None = None, decision: str = "checked"
+    ) -> LedgerEntry:
+        """Record that an adapter reached the approval point of a call (counted on every re-execution)."""
+        with self._lock:
+            st = self._state(run_id)
+            if tool not in st.scenario.tools:
+                raise UnknownTool(tool)
+            now = time.monotonic() - st.t0
+            entry = LedgerEntry(
+                id=f"A{next(self._ids)}", run_id=run_id, kind="authorize", tool=tool, call_id=call_id,
+                args=normalize_args(args), outcome="authorize", started_s=now, ended_s=now, decision=decision,
+            )
+            st.entries.append(entry)
+            return entry
+
+    def mark_abandoned(self, run_id: str, entry_id: str) -> None:
+        with self._lock:
+            self._replace(self._state(run_id), entry_id, caller_abandoned=True)
+
+    def begin(self, run_id: str, tool: str, args: dict[str, Any], call_id: str | None = None
+              ) -> tuple[LedgerEntry, ToolStep]:
+        """Open a call record and pick its scripted step."""
+        with self._lock:
+            st = self._state(run_id)
+            spec = st.scenario.tools.get(tool)
+            if spec is None:
+                raise UnknownTool(tool)
+            n = st.calls_by_tool.get(tool, 0) + 1
+            st.calls_by_tool[tool] = n
+            norm = normalize_args(args)
+            key = norm.get(spec.idempotency_arg) if spec.idempotency_arg else None
+            entry = LedgerEntry(
+                id=f"L{next(self._ids)}", run_id=run_id, kind="call", tool=tool, call_id=call_id, args=norm,
+                idempotency_key=None if key is None else str(key), call_number=n,
+                started_s=time.monotonic() - st.t0,
+            )
+            st.entries.append(entry)
+            return entry, spec.step_for_call(n)
+
+    def finish(self, run_id: str, entry: LedgerEntry, step: ToolStep) -> ToolOutcome:
+        """Commit the step's effect and build what the caller gets back."""
+        with self._lock:
+            st = self._state(run_id)
+            spec = st.scenario.tools[entry.tool]
+            now = time.monotonic() - st.t0
+            commits = spec.kind == "write" and (
+                step.result is not None or (step.timeout is not None and step.timeout.committed)
+            )
+            duplicate = False
+            if commits:
+                plain = {k: v for k, v in entry.args.items() if k != spec.idempotency_arg}
+                slot = st.effects.setdefault((entry.tool, json.dumps(plain, sort_keys=True)), [])
+                if entry.idempotency_key is not None and entry.idempotency_key in slot:
+                    commits = False  # the key deduplicates: no second effect
+                else:
+                    duplicate = bool(slot) and (entry.idempotency_key is None or None in slot)
+                    slot.append(entry.idempotency_key)
+            if step.result is not None:
+                body = render(step.result, entry.args, entry.call_number)
+                if step.size_bytes:
+                    body = pad_to(body, step.size_bytes)
+                text = f"{RECEIPT_MARK}{entry.id}] {body}"  # first, so truncation keeps it
+                outcome, kind = "result", None
+            elif step.error is not None:
+                kind = step.error.kind
+                message = render(step.error.message, entry.args, entry.call_number)
+                text = f"{kind} error: {message} {ERROR_MARK}{kind}:{entry.id}]"
+                outcome = "error"
+            else:
+                assert step.timeout is not None
+                kind = "timeout"
+                text = f"timed out after {step.timeout.after_s:g}s; outcome unknown {ERROR_MARK}timeout:{entry.id}]"
+                outcome = "timeout"
+            self._replace(
+                st, entry.id, outcome=outcome, committed=commits, duplicate_effect=duplicate, error_kind=kind,
+                result_bytes=len(text.encode()), ended_s=now,
+            )
+            return ToolOutcome(ok=outcome == "result", text=text, entry_id=entry.id, error_kind=kind)
+
+    async def execute(self, run_id: str, tool: str, args: dict[str, Any], call_id: str | None = None
+                      ) -> ToolOutcome:
+        """Run one scripted call: its delay, then its effect. Cancelling the caller does not stop the
+        effect: run this under `asyncio.shield` (the HTTP face does) and mark the caller abandoned."""
+        entry, step = self.begin(run_id, tool, args, call_id)
+        return await self.settle(run_id, entry, step)
+
+    async def settle(self, run_id: str, entry: LedgerEntry, step: ToolStep) -> ToolOutcome:
+        """Wait out the step's scripted time, then commit it."""
+        wait = step.delay_s + (step.timeout.after_s if step.timeout else 0)
+        if wait:
+            await asyncio.sleep(wait)
+        return self.finish(run_id, entry, step)
+
+
+def result_status(text: str) -> str:
+    """receipt | error | none, from the markers the ledger puts in results (framework-independent)."""
+    if RECEIPT_MARK in text:
+        return "receipt"
+    if ERROR_MARK in text:
+        return "error"
+    return "none"

@@ -1,0 +1,434 @@
+"""Scenario models and the YAML loader.
+
+A scenario is one YAML file `scenarios/<id>.yaml`. Suite-wide conventions (model id, usage, default limits,
+the standard tool catalogue) live in `scenarios/_suite.yaml`; a scenario's own keys override them (tools are
+merged key by key). The format is documented in scenarios/README.md.
+
+Loading never stops at the first problem: `load_scenarios` collects every problem of every file and raises
+one `BadInput` naming file, field path and reason for each.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from harness.errors import BadInput, InputProblem
+
+SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+SUITE_DEFAULTS_FILE = "_suite.yaml"
+CLAIMS_FILE = Path(__file__).resolve().parent.parent / "reports" / "claims.yaml"
+
+Category = Literal[
+    "baseline", "limits", "approval", "denial", "tool_failure", "model_failure", "stall", "context"
+]
+Outcome = Literal[
+    "completed", "incomplete", "limit_steps", "limit_budget", "limit_deadline", "awaiting_approval",
+    "denied", "failed", "stalled", "capped", "hung", "error",
+]
+ResultCondition = Literal["any", "receipt", "error", "none", "no_receipt"]
+
+ID_PATTERN = r"^[A-Za-z0-9_]+$"
+# a repeating turn numbers its calls: "kb_{n}" is served as kb_1, kb_2, ...
+CALL_ID_PATTERN = r"^[A-Za-z0-9_]+(\{n\}[A-Za-z0-9_]*)?$"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Usage(Strict):
+    input_tokens: int = Field(ge=0)
+    output_tokens: int = Field(ge=0)
+
+
+class ModelSpec(Strict):
+    id: str = "claude-sonnet-4-5"
+    usage: Usage = Usage(input_tokens=1000, output_tokens=100)
+
+
+# ---------------------------------------------------------------- tools
+class ToolError(Strict):
+    kind: Literal["recoverable", "fatal"]
+    message: str
+
+
+class ToolTimeout(Strict):
+    """The call runs `after_s`, then fails as a timeout; `committed` says whether its effect happened."""
+
+    after_s: float = Field(ge=0)
+    committed: bool
+
+
+class ToolStep(Strict):
+    """What one call of a tool does. A tool's `behavior` is a list of steps; the last one repeats."""
+
+    result: str | dict[str, Any] | None = None
+    error: ToolError | None = None
+    timeout: ToolTimeout | None = None
+    delay_s: float = Field(default=0, ge=0)
+    size_bytes: int | None = Field(default=None, gt=0)
+    times: int = Field(default=1, ge=1)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ToolStep:
+        kinds = [k for k in ("result", "error", "timeout") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError(f"a step has exactly one of result|error|timeout (got {kinds or 'none'})")
+        return self
+
+
+class ToolSpec(Strict):
+    description: str
+    parameters: dict[str, Any]
+    kind: Literal["read", "write"]
+    approval: Literal["none", "required", "deny"] = "none"
+    idempotency_arg: str | None = None
+    behavior: list[ToolStep] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _schema_is_object(self) -> ToolSpec:
+        if self.parameters.get("type") != "object":
+            raise ValueError("parameters must be a JSON schema with type: object")
+        return self
+
+    def step_for_call(self, n: int) -> ToolStep:
+        """The step that call number n (1-based) of this tool follows."""
+        seen = 0
+        for step in self.behavior:
+            seen += step.times
+            if n <= seen:
+                return step
+        return self.behavior[-1]
+
+
+# ---------------------------------------------------------------- the scripted model
+class ScriptedCall(Strict):
+    id: str = Field(pattern=CALL_ID_PATTERN)
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class After(Strict):
+    """Serve a turn when the latest scripted calls came back this way."""
+
+    call: str = Field(pattern=CALL_ID_PATTERN)
+    result: ResultCondition = "any"
+    contains: str | None = None
+
+
+class HttpFailure(Strict):
+    status: Literal[429, 500, 503, 529]
+    times: int | Literal["forever"] = 1
+
+
+class Turn(Strict):
+    id: str = Field(pattern=ID_PATTERN)
+    after: After | None = None  # None: the opening turn (no scripted call in the conversation yet)
+    calls: list[ScriptedCall] = Field(default_factory=list)
+    text: str | None = None
+    repeat: int | Literal["forever"] = 1
+    usage: Usage | None = None
+    fail_first: list[HttpFailure] = Field(default_factory=list)
+    delay_s: float = Field(default=0, ge=0)
+    stream_delay_s: float = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _content(self) -> Turn:
+        if not self.calls and self.text is None:
+            raise ValueError("a turn needs calls, text, or both")
+        repeating = self.repeat == "forever" or self.repeat > 1
+        numbered = [c.id for c in self.calls if "{n}" in c.id]
+        if repeating and len(numbered) != len(self.calls):
+            raise ValueError("every call id of a repeating turn must contain {n}")
+        if not repeating and numbered:
+            raise ValueError("only a repeating turn (repeat > 1) may number its call ids with {n}")
+        return self
+
+
+# ---------------------------------------------------------------- limits, approvals, evidence, expect
+class Limits(Strict):
+    max_model_calls: int | None = Field(default=None, ge=1)
+    max_total_tokens: int | None = Field(default=None, ge=1)
+    max_cost_usd: float | None = Field(default=None, gt=0)
+    deadline_s: float | None = Field(default=None, gt=0)
+
+
+class Resume(Strict):
+    """Resume pause number `pause` (1-based, in the order the task paused) with these decisions."""
+
+    pause: int = Field(default=1, ge=1)
+    decisions: dict[str, Literal["approve", "reject"]]
+
+
+class LedgerEvidence(Strict):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)  # a subset the call's arguments must match
+
+
+class Completion(Strict):
+    final_text_contains: list[str] = Field(default_factory=list)
+    receipts: list[LedgerEvidence] = Field(default_factory=list)
+    effects: list[LedgerEvidence] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _something(self) -> Completion:
+        if not (self.final_text_contains or self.receipts or self.effects):
+            raise ValueError("completion evidence must name at least one fact")
+        return self
+
+
+class Bound(Strict):
+    """A counter expectation with tolerance: min/max bounds or approx ± tol."""
+
+    min: float | None = None
+    max: float | None = None
+    approx: float | None = None
+    tol: float | None = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> Bound:
+        if self.approx is None and self.min is None and self.max is None:
+            raise ValueError("a bound needs min, max or approx")
+        if (self.approx is None) != (self.tol is None):
+            raise ValueError("approx and tol go together")
+        return self
+
+
+CounterExpectation = Annotated[int | float | Bound, Field(union_mode="left_to_right")]
+
+
+class PendingExpectation(Strict):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Expect(Strict):
+    outcome: Outcome
+    counters: dict[str, CounterExpectation] = Field(default_factory=dict)
+    pending_calls: list[PendingExpectation] | None = None
+    # `stalled` ideals: the request count at which a production loop would have stopped
+    stall_at_requests: int | None = None
+
+
+class Scenario(Strict):
+    id: str = Field(pattern=ID_PATTERN)
+    title: str
+    category: Category
+    claims: list[str] = Field(default_factory=list)
+    prompt: str
+    model: ModelSpec = ModelSpec()
+    tools: dict[str, ToolSpec]
+    script: list[Turn] = Field(min_length=1)
+    limits: Limits = Limits()
+    resumes: list[Resume] = Field(default_factory=list)
+    completion: Completion
+    expect: Expect
+    safety_cap: int = Field(default=50, ge=1)
+    source: str = Field(default="", exclude=True)  # the file it came from
+
+    # ---- derived views used by the server, the ledger and the adapters
+    def turn(self, turn_id: str) -> Turn:
+        return next(t for t in self.script if t.id == turn_id)
+
+    def call_templates(self) -> dict[str, tuple[Turn, ScriptedCall]]:
+        return {c.id: (t, c) for t in self.script for c in t.calls}
+
+    def scripted_delay_s(self) -> float:
+        """Upper bound of the time the script itself spends waiting (used for hard timeouts)."""
+        model = sum(t.delay_s + t.stream_delay_s for t in self.script) * 2
+        tools = sum(
+            (s.delay_s + (s.timeout.after_s if s.timeout else 0)) * s.times
+            for spec in self.tools.values()
+            for s in spec.behavior
+        )
+        return model + tools
+
+
+# the counters an `expect` may name (RunRecord counter names); dotted names index per-tool maps
+SCALAR_COUNTERS = (
+    "model_requests_reported", "model_requests_observed", "model_retries_observed", "tool_calls_requested",
+    "tool_executions", "abandoned_calls", "runtime_steps", "input_tokens_reported", "input_tokens_observed",
+    "output_tokens_reported", "output_tokens_observed", "total_tokens_observed", "cost_usd_reported",
+    "cost_usd_observed", "elapsed_s", "cpu_s", "peak_rss_mb", "pending_approvals", "duplicate_effects",
+    "resumes", "max_request_growth_bytes",
+)
+PER_TOOL_COUNTERS = ("tool_executions_by_tool", "authorize_events_by_tool", "effects_by_tool")
+
+
+# ---------------------------------------------------------------- loading
+def _field_path(loc: tuple[Any, ...]) -> str:
+    # pydantic puts union-branch names in loc (e.g. 'int', 'Bound'); they mean nothing to a user
+    parts = [str(p) for p in loc if not (isinstance(p, str) and (p[:1].isupper() or p in {"int", "float"}))]
+    return ".".join(parts)
+
+
+def _reason(err: dict[str, Any]) -> str:
+    kind = err["type"]
+    if kind == "literal_error":
+        expected = err.get("ctx", {}).get("expected", "")
+        options = re.findall(r"'([^']*)'|(\d+)", expected)
+        return "must be one of " + "|".join(a or b for a, b in options)
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required key is missing"
+    msg = err["msg"]
+    return msg.removeprefix("Value error, ")
+
+
+def _merge_defaults(raw: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(raw)
+    for key in ("model", "limits", "safety_cap"):
+        if key in defaults and key not in merged:
+            merged[key] = copy.deepcopy(defaults[key])
+        elif key in defaults and isinstance(merged.get(key), dict):
+            merged[key] = {**defaults[key], **merged[key]}
+    catalogue = defaults.get("tools", {})
+    tools = merged.get("tools")
+    if isinstance(tools, dict):
+        merged["tools"] = {
+            name: {**copy.deepcopy(catalogue.get(name, {})), **(spec or {})} if isinstance(spec, dict | None)
+            else spec
+            for name, spec in tools.items()
+        }
+    return merged
+
+
+_UNREADABLE = object()
+
+
+def _read_yaml(path: Path, problems: list[InputProblem]) -> Any:
+    """The file's YAML data, or _UNREADABLE after recording why."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problems.append(InputProblem(str(path), where, f"YAML syntax error: {getattr(exc, 'problem', exc)}"))
+    except OSError as exc:
+        problems.append(InputProblem(str(path), "", f"cannot read: {exc.strerror}"))
+    return _UNREADABLE
+
+
+def load_claim_ids(path: Path = CLAIMS_FILE) -> set[str]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else None
+    return {c["id"] for c in (data or {}).get("claims", [])}
+
+
+def _cross_checks(sc: Scenario, claim_ids: set[str] | None) -> list[tuple[str, str]]:
+    """Problems pydantic cannot see: references between parts of the file."""
+    out: list[tuple[str, str]] = []
+    seen_calls: dict[str, str] = {}
+    turn_ids: set[str] = set()
+    for i, turn in enumerate(sc.script):
+        if turn.id in turn_ids:
+            out.append((f"script.{i}.id", f"duplicate turn id {turn.id!r}"))
+        turn_ids.add(turn.id)
+        for j, call in enumerate(turn.calls):
+            where = f"script.{i}.calls.{j}"
+            if call.tool not in sc.tools:
+                out.append((f"{where}.tool", f"tool {call.tool!r} is not declared in tools"))
+            if call.id in seen_calls:
+                out.append((f"{where}.id", f"duplicate call id {call.id!r} (also in turn {seen_calls[call.id]})"))
+            seen_calls[call.id] = turn.id
+    for i, turn in enumerate(sc.script):
+        if turn.after and turn.after.call not in seen_calls:
+            out.append((f"script.{i}.after.call", f"no scripted call has id {turn.after.call!r}"))
+    openers = [t.id for t in sc.script if t.after is None]
+    if len(openers) != 1:
+        out.append(("script", f"exactly one turn must have no `after` (the opening turn); found {openers}"))
+    for i, resume in enumerate(sc.resumes):
+        for call_id in resume.decisions:
+            if call_id not in seen_calls:
+                out.append((f"resumes.{i}.decisions.{call_id}", "no scripted call has this id"))
+    for i, claim in enumerate(sc.claims):
+        if claim_ids is not None and claim not in claim_ids:
+            out.append((f"claims.{i}", f"unknown claim id {claim!r} (see reports/claims.yaml)"))
+    for part in ("receipts", "effects"):
+        for i, ev in enumerate(getattr(sc.completion, part)):
+            if ev.tool not in sc.tools:
+                out.append((f"completion.{part}.{i}.tool", f"tool {ev.tool!r} is not declared in tools"))
+    for name in sc.expect.counters:
+        base, _, tool = name.partition(".")
+        if tool:
+            if base not in PER_TOOL_COUNTERS:
+                out.append((f"expect.counters.{name}", f"{base!r} is not a per-tool counter"))
+            elif tool not in sc.tools:
+                out.append((f"expect.counters.{name}", f"tool {tool!r} is not declared in tools"))
+        elif name not in SCALAR_COUNTERS:
+            out.append((f"expect.counters.{name}", "not a RunRecord counter name"))
+    for name, spec in sc.tools.items():
+        if spec.idempotency_arg and spec.idempotency_arg not in spec.parameters.get("properties", {}):
+            out.append((f"tools.{name}.idempotency_arg", "not one of the tool's parameters"))
+    return out
+
+
+def parse_scenario(
+    raw: Any, source: str, defaults: dict[str, Any] | None = None, claim_ids: set[str] | None = None
+) -> tuple[Scenario | None, list[InputProblem]]:
+    if not isinstance(raw, dict):
+        return None, [InputProblem(source, "", "a scenario file must be a YAML mapping")]
+    merged = _merge_defaults(raw, defaults or {})
+    try:
+        sc = Scenario.model_validate({**merged, "source": source})
+    except ValidationError as exc:
+        return None, [InputProblem(source, _field_path(e["loc"]), _reason(e)) for e in exc.errors()]
+    problems = [InputProblem(source, f, r) for f, r in _cross_checks(sc, claim_ids)]
+    stem = Path(source).stem
+    if stem != sc.id:
+        problems.append(InputProblem(source, "id", f"must match the file name ({stem!r})"))
+    return (None if problems else sc), problems
+
+
+def load_defaults(directory: Path) -> tuple[dict[str, Any], list[InputProblem]]:
+    problems: list[InputProblem] = []
+    path = directory / SUITE_DEFAULTS_FILE
+    if not path.exists():
+        return {}, problems
+    data = _read_yaml(path, problems)
+    if data is _UNREADABLE:
+        return {}, problems
+    if not isinstance(data, dict):
+        problems.append(InputProblem(str(path), "", "must be a YAML mapping"))
+        return {}, problems
+    return data, problems
+
+
+def scenario_files(directory: Path = SCENARIO_DIR) -> list[Path]:
+    return sorted(p for p in directory.glob("*.yaml") if not p.name.startswith("_"))
+
+
+def load_scenarios(
+    files: list[Path] | None = None, directory: Path = SCENARIO_DIR, claims_file: Path = CLAIMS_FILE
+) -> list[Scenario]:
+    """Load and validate scenario files; raise BadInput listing every problem of every file."""
+    files = scenario_files(directory) if files is None else files
+    problems: list[InputProblem] = []
+    claim_ids = load_claim_ids(claims_file) if claims_file.exists() else None
+    defaults_by_dir: dict[Path, dict[str, Any]] = {}
+    scenarios: list[Scenario] = []
+    seen: dict[str, str] = {}
+    for path in files:
+        parent = path.resolve().parent
+        if parent not in defaults_by_dir:
+            defaults_by_dir[parent], dproblems = load_defaults(parent)
+            problems += dproblems
+        raw = _read_yaml(path, problems)
+        if raw is _UNREADABLE:
+            continue
+        sc, file_problems = parse_scenario(raw, str(path), defaults_by_dir[parent], claim_ids)
+        problems += file_problems
+        if sc:
+            if sc.id in seen:
+                problems.append(InputProblem(str(path), "id", f"duplicate scenario id (also in {seen[sc.id]})"))
+            seen[sc.id] = str(path)
+            scenarios.append(sc)
+    if problems:
+        raise BadInput(problems)
+    return scenarios

@@ -1,0 +1,76 @@
+"""The verdict: the record compared with the scenario's ideal `expect`. Computed, never copied."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.outcome import args_match
+from harness.record import Counters, Deviation, PendingCall, Verdict
+from harness.scenario import Bound, Expect, Outcome
+
+
+def _within(ideal: Any, observed: Any) -> bool:
+    if observed is None:
+        return False
+    if isinstance(ideal, Bound):
+        if ideal.approx is not None and abs(observed - ideal.approx) > (ideal.tol or 0):
+            return False
+        if ideal.min is not None and observed < ideal.min:
+            return False
+        return not (ideal.max is not None and observed > ideal.max)
+    if isinstance(ideal, float) or isinstance(observed, float):
+        return abs(observed - ideal) <= 1e-9
+    return observed == ideal
+
+
+def _show(ideal: Any) -> Any:
+    if isinstance(ideal, Bound):
+        if ideal.approx is not None:
+            return f"{ideal.approx:g} ± {ideal.tol:g}"
+        parts = [f">= {ideal.min:g}" if ideal.min is not None else "",
+                 f"<= {ideal.max:g}" if ideal.max is not None else ""]
+        return " and ".join(p for p in parts if p)
+    return ideal
+
+
+def compare(
+    expect: Expect,
+    outcome: Outcome,
+    counters: Counters,
+    pending: list[PendingCall],
+    rule_notes: tuple[str, ...] = (),
+) -> list[Deviation]:
+    out: list[Deviation] = []
+    if outcome != expect.outcome:
+        note = ""
+        if expect.outcome == "stalled" and expect.stall_at_requests is not None:
+            extra = (counters.model_requests_observed or 0) - expect.stall_at_requests
+            note = f"ran {extra} more calls with no new information"
+        out.append(Deviation(name="outcome", ideal=expect.outcome, observed=outcome, note=note))
+    for note in rule_notes:
+        out.append(Deviation(name=note, ideal="a distinct limit signal", observed="a normal answer"))
+    for name, ideal in expect.counters.items():
+        observed = counters.get(name)
+        if not _within(ideal, observed):
+            out.append(Deviation(name=name, ideal=_show(ideal), observed=observed,
+                                 note="" if observed is not None else "not measured for this framework"))
+    if expect.pending_calls is not None:
+        ok = len(pending) == len(expect.pending_calls) and all(
+            any(p.tool == want.tool and args_match(want.args, p.args) for p in pending)
+            for want in expect.pending_calls
+        )
+        if not ok:
+            out.append(Deviation(
+                name="pending_calls",
+                ideal=[w.model_dump() for w in expect.pending_calls],
+                observed=[{"tool": p.tool, "args": p.args} for p in pending],
+            ))
+    return out
+
+
+def verdict_of(outcome: Outcome, deviations: list[Deviation], unsupported: list[str]) -> Verdict:
+    if outcome == "error":
+        return "error"
+    if not deviations:
+        return "conforms"
+    return "unsupported" if unsupported else "deviates"

@@ -1,0 +1,51 @@
+"""The command line: list, validate, and bad input refused with exit 2."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from harness.cli import app
+from harness.scenario import SCENARIO_DIR
+
+runner = CliRunner()
+
+
+def test_list_json_shows_the_25_scenarios_and_the_frameworks():
+    result = runner.invoke(app, ["list", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert len(data["scenarios"]) == 25
+    assert {"id", "category", "claims"} <= set(data["scenarios"][0])
+    assert isinstance(data["frameworks"], list)
+
+
+def test_validate_the_suite():
+    result = runner.invoke(app, ["validate"])
+    assert result.exit_code == 0 and "25 scenario(s) valid" in result.output
+
+
+def test_validate_a_broken_copy_names_file_field_and_reason(tmp_path: Path):
+    shutil.copy(SCENARIO_DIR / "_suite.yaml", tmp_path)
+    broken = tmp_path / "approval_pause.yaml"
+    text = (SCENARIO_DIR / "approval_pause.yaml").read_text()
+    broken.write_text(text.replace("send_reply: {}", "send_reply: {approval: sometimes}", 1))
+    assert broken.read_text() != text
+    result = runner.invoke(app, ["validate", str(broken)])
+    assert result.exit_code == 2
+    assert f"{broken}: tools.send_reply.approval: must be one of none|required|deny" in result.output.replace("\n", "")
+
+
+def test_run_refuses_an_unknown_framework_with_the_available_ones():
+    result = runner.invoke(app, ["run", "--framework", "nosuch", "--out", "/tmp/lb-unused"])
+    assert result.exit_code == 2
+    assert "unknown framework 'nosuch'" in result.output
+
+
+def test_run_refuses_a_glob_that_matches_nothing():
+    result = runner.invoke(app, ["run", "--scenario", "zzz*", "--out", "/tmp/lb-unused"])
+    assert result.exit_code == 2
+    assert "matches no scenario" in result.output

@@ -1,0 +1,169 @@
+"""The tool ledger: receipts, errors, duplicate effects, idempotency keys, committed timeouts, abandoned
+callers, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import httpx
+import pytest
+import yaml
+from starlette.applications import Starlette
+
+from harness.ledger import ERROR_MARK, RECEIPT_MARK, Ledger, result_status
+from harness.ledger_http import TOKEN_HEADER, ledger_routes
+from harness.scenario import SCENARIO_DIR, parse_scenario
+
+DEFAULTS = yaml.safe_load((SCENARIO_DIR / "_suite.yaml").read_text())
+
+
+def scenario(tools: dict) -> object:
+    raw = {
+        "id": "t", "title": "t", "category": "baseline", "prompt": "p", "tools": tools,
+        "script": [{"id": "a", "text": "done"}], "completion": {"final_text_contains": ["x"]},
+        "expect": {"outcome": "completed"},
+    }
+    sc, problems = parse_scenario(raw, "t.yaml", DEFAULTS)
+    assert not problems, problems
+    return sc
+
+
+@pytest.fixture
+def ledger() -> Ledger:
+    return Ledger()
+
+
+async def test_result_carries_a_receipt_and_args_are_rendered(ledger):
+    ledger.register_run("r1", scenario({"get_ticket": {}}))
+    out = await ledger.execute("r1", "get_ticket", {"ticket_id": "T-9"}, call_id="ticket_1")
+    assert out.ok and "Ticket T-9" in out.text and RECEIPT_MARK in out.text
+    assert result_status(out.text) == "receipt"
+    (e,) = ledger.entries("r1")
+    assert (e.tool, e.call_id, e.call_number, e.outcome, e.args) == ("get_ticket", "ticket_1", 1, "result", {"ticket_id": "T-9"})
+
+
+async def test_scripted_errors_then_success_and_error_markers(ledger):
+    ledger.register_run("r", scenario({"lookup_policy": {"behavior": [
+        {"error": {"kind": "recoverable", "message": "busy"}, "times": 2}, {"result": "POL-7"}]}}))
+    outs = [await ledger.execute("r", "lookup_policy", {"topic": "x"}) for _ in range(3)]
+    assert [o.ok for o in outs] == [False, False, True]
+    assert all(ERROR_MARK in o.text and result_status(o.text) == "error" for o in outs[:2])
+    assert [o.error_kind for o in outs] == ["recoverable", "recoverable", None]
+    assert [e.call_number for e in ledger.entries("r")] == [1, 2, 3]
+
+
+async def test_same_write_twice_without_key_is_a_duplicate_effect(ledger):
+    ledger.register_run("r", scenario({"post_to_portal": {}}))
+    for _ in range(2):
+        await ledger.execute("r", "post_to_portal", {"customer": "ana", "body": "hi"})
+    await ledger.execute("r", "post_to_portal", {"customer": "bob", "body": "hi"})
+    assert [e.duplicate_effect for e in ledger.entries("r")] == [False, True, False]
+    assert all(e.committed for e in ledger.entries("r"))
+
+
+async def test_idempotency_key_deduplicates_the_effect(ledger):
+    tool = {"post_to_portal": {
+        "idempotency_arg": "key",
+        "parameters": {"type": "object", "properties": {"customer": {}, "body": {}, "key": {}}},
+    }}
+    ledger.register_run("r", scenario(tool))
+    await ledger.execute("r", "post_to_portal", {"customer": "ana", "body": "hi", "key": "k1"})
+    await ledger.execute("r", "post_to_portal", {"customer": "ana", "body": "hi", "key": "k1"})
+    await ledger.execute("r", "post_to_portal", {"customer": "ana", "body": "hi", "key": "k2"})
+    es = ledger.entries("r")
+    assert [e.committed for e in es] == [True, False, True]
+    assert [e.duplicate_effect for e in es] == [False, False, False]
+    assert es[0].idempotency_key == "k1"
+
+
+async def test_timeout_that_committed_counts_as_an_effect(ledger):
+    ledger.register_run("r", scenario({"send_reply": {"approval": "none", "behavior": [
+        {"timeout": {"after_s": 0.01, "committed": True}}, {"result": "sent"}]}}))
+    first = await ledger.execute("r", "send_reply", {"to": "ana", "body": "b"})
+    second = await ledger.execute("r", "send_reply", {"to": "ana", "body": "b"})
+    assert not first.ok and first.error_kind == "timeout" and result_status(first.text) == "error"
+    assert second.ok
+    es = ledger.entries("r")
+    assert [(e.outcome, e.committed, e.duplicate_effect) for e in es] == [("timeout", True, False), ("result", True, True)]
+
+
+async def test_timeout_that_did_not_commit_has_no_effect(ledger):
+    ledger.register_run("r", scenario({"send_reply": {"behavior": [{"timeout": {"after_s": 0, "committed": False}}]}}))
+    await ledger.execute("r", "send_reply", {"to": "ana", "body": "b"})
+    assert not ledger.entries("r")[0].committed
+
+
+async def test_huge_output_has_the_scripted_size(ledger):
+    ledger.register_run("r", scenario({"export_history": {}}))
+    out = await ledger.execute("r", "export_history", {"customer": "ana"})
+    assert 204800 <= len(out.text.encode()) <= 204800 + 64
+    assert "EXP-1" in out.text
+
+
+async def test_authorize_events_are_counted_per_call(ledger):
+    ledger.register_run("r", scenario({"send_reply": {}}))
+    ledger.authorize("r", "send_reply", {"to": "a"}, "send_1", "paused")
+    ledger.authorize("r", "send_reply", {"to": "a"}, "send_1", "approved")
+    es = ledger.entries("r")
+    assert [(e.kind, e.decision) for e in es] == [("authorize", "paused"), ("authorize", "approved")]
+
+
+async def test_concurrent_runs_are_kept_apart_and_nothing_is_lost(ledger):
+    for i in range(20):
+        ledger.register_run(f"r{i}", scenario({"get_ticket": {"behavior": [{"result": "T {n}", "delay_s": 0.001}]}}))
+
+    async def many(run: str) -> None:
+        await asyncio.gather(*(ledger.execute(run, "get_ticket", {"ticket_id": str(k)}) for k in range(10)))
+
+    await asyncio.gather(*(many(f"r{i}") for i in range(20)))
+    for i in range(20):
+        es = ledger.entries(f"r{i}")
+        assert len(es) == 10 and sorted(e.call_number for e in es) == list(range(1, 11))
+        assert {e.run_id for e in es} == {f"r{i}"}
+
+
+def test_thread_safety_of_registration_and_calls(ledger):
+    ledger.register_run("r", scenario({"get_ticket": {}}))
+
+    def worker() -> None:
+        for _ in range(50):
+            entry, step = ledger.begin("r", "get_ticket", {"ticket_id": "1"})
+            ledger.finish("r", entry, step)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    numbers = sorted(e.call_number for e in ledger.entries("r"))
+    assert numbers == list(range(1, 401))
+
+
+# ---- the HTTP face
+@pytest.fixture
+def http_ledger(ledger):
+    app = Starlette(routes=ledger_routes(ledger, "s3cret"))
+    return ledger, httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
+
+
+async def test_http_face_refuses_calls_without_the_token(http_ledger):
+    ledger, client = http_ledger
+    ledger.register_run("r", scenario({"get_ticket": {}}))
+    r = await client.post("/ledger/r/call", json={"tool": "get_ticket", "args": {}})
+    assert r.status_code == 403
+    r = await client.post("/ledger/r/call", json={"tool": "get_ticket", "args": {}}, headers={TOKEN_HEADER: "wrong"})
+    assert r.status_code == 403
+    assert ledger.entries("r") == []
+
+
+async def test_http_face_executes_with_the_token(http_ledger):
+    ledger, client = http_ledger
+    ledger.register_run("r", scenario({"get_ticket": {}}))
+    r = await client.post("/ledger/r/call", json={"tool": "get_ticket", "args": {"ticket_id": "T"}, "call_id": "c1"},
+                          headers={TOKEN_HEADER: "s3cret"})
+    assert r.status_code == 200 and r.json()["ok"] is True
+    r = await client.post("/ledger/r/call", json={"tool": "nope"}, headers={TOKEN_HEADER: "s3cret"})
+    assert r.status_code == 404
+    r = await client.post("/ledger/zz/call", json={"tool": "get_ticket"}, headers={TOKEN_HEADER: "s3cret"})
+    assert r.status_code == 404

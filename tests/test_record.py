@@ -1,0 +1,121 @@
+"""RunRecord round-trip, counters from ground truth, and the verdict computed against `expect`."""
+
+from __future__ import annotations
+
+from harness.counters import build_counters, reported_totals
+from harness.record import (
+    Counters,
+    LedgerEntry,
+    NativeSignals,
+    PendingCall,
+    ReportedCounters,
+    RequestLogEntry,
+    RunRecord,
+    Segment,
+)
+from harness.scenario import Expect
+from harness.verdict import compare, verdict_of
+
+
+def req(seq, *, status=200, retry=False, prompt=100, calls=(), model="claude-sonnet-4-5"):
+    return RequestLogEntry(seq=seq, t_s=seq * 0.1, protocol="openai_chat", path="/v1/chat/completions", stream=False,
+                           model=model, messages=seq, tools_offered=[], prompt_bytes=prompt, status=status,
+                           retry=retry, calls_served=list(calls),
+                           input_tokens=1000 if status == 200 else 0, output_tokens=100 if status == 200 else 0)
+
+
+def seg(kind="run", *, ended="returned", from_pause=None, pending=(), **counters):
+    return Segment(kind=kind, from_pause=from_pause, outcome_signals=NativeSignals(ended=ended),
+                   counters=ReportedCounters(**counters), pending=list(pending), elapsed_s=0.5)
+
+
+def test_counters_come_from_the_request_log_and_the_ledger():
+    requests = [req(1, status=429), req(2, status=500, retry=True), req(3, retry=True, calls=["t1"], prompt=100),
+                req(4, calls=["p1"], prompt=20_000), req(5, prompt=20_300)]
+    ledger = [
+        LedgerEntry(id="L1", run_id="r", kind="call", tool="get_ticket"),
+        LedgerEntry(id="A2", run_id="r", kind="authorize", tool="send_reply", outcome="authorize"),
+        LedgerEntry(id="L3", run_id="r", kind="call", tool="send_reply", committed=True),
+        LedgerEntry(id="L4", run_id="r", kind="call", tool="send_reply", committed=True, duplicate_effect=True,
+                    caller_abandoned=True),
+    ]
+    c = build_counters(model_id="claude-sonnet-4-5", requests=requests, ledger=ledger,
+                       segments=[seg(model_requests_reported=3)], elapsed_s=1.0, cpu_s=None, peak_rss_mb=None)
+    assert c.model_requests_observed == 5 and c.model_retries_observed == 2 and c.model_requests_reported == 3
+    assert c.tool_calls_requested == 2
+    assert c.tool_executions == 3 and c.tool_executions_by_tool == {"get_ticket": 1, "send_reply": 2}
+    assert c.authorize_events_by_tool == {"send_reply": 1} and c.effects_by_tool == {"send_reply": 2}
+    assert c.duplicate_effects == 1 and c.abandoned_calls == 1
+    assert c.input_tokens_observed == 3000 and c.output_tokens_observed == 300 and c.total_tokens_observed == 3300
+    assert abs(c.cost_usd_observed - 3 * 0.0045) < 1e-12
+    assert c.max_request_growth_bytes == 19_900
+    assert c.cpu_s is None and c.input_tokens_reported is None  # unknown stays unknown
+
+
+def test_cost_is_unknown_for_a_model_without_a_price():
+    c = build_counters(model_id="mystery", requests=[req(1, model="mystery")], ledger=[], segments=[seg()],
+                       elapsed_s=None, cpu_s=None, peak_rss_mb=None)
+    assert c.cost_usd_observed is None
+
+
+def test_reported_counters_are_summed_per_segment_and_cumulative_ones_by_growth():
+    independent = [seg(ended="paused", model_requests_reported=3), seg("resume", from_pause=1, model_requests_reported=1)]
+    assert reported_totals(independent)["model_requests_reported"] == 4
+    cumulative = [
+        seg(ended="paused", model_requests_reported=3, cumulative=True),
+        seg("resume", from_pause=1, model_requests_reported=4, cumulative=True),
+        seg("resume", from_pause=1, model_requests_reported=4, cumulative=True),  # the same pause resumed twice
+    ]
+    assert reported_totals(cumulative)["model_requests_reported"] == 5
+
+
+def test_a_record_that_differs_from_expect_deviates_with_the_difference_named():
+    expect = Expect.model_validate({"outcome": "completed", "counters": {
+        "model_requests_observed": 3, "tool_executions_by_tool.send_reply": 1, "elapsed_s": {"max": 2.5}}})
+    counters = Counters(model_requests_observed=6, tool_executions_by_tool={"send_reply": 1}, elapsed_s=3.0)
+    devs = compare(expect, "limit_steps", counters, [])
+    assert [(d.name, d.ideal, d.observed) for d in devs] == [
+        ("outcome", "completed", "limit_steps"), ("model_requests_observed", 3, 6), ("elapsed_s", "<= 2.5", 3.0)]
+    assert verdict_of("limit_steps", devs, []) == "deviates"
+    assert verdict_of("limit_steps", devs, ["max_total_tokens"]) == "unsupported"
+
+
+def test_a_conforming_record_conforms():
+    expect = Expect.model_validate({"outcome": "awaiting_approval", "counters": {"pending_approvals": 1},
+                                    "pending_calls": [{"tool": "send_reply", "args": {"to": "ana"}}]})
+    pending = [PendingCall(call_id="send_1", tool="send_reply", args={"to": "ana", "body": "x"})]
+    devs = compare(expect, "awaiting_approval", Counters(pending_approvals=1), pending)
+    assert devs == [] and verdict_of("awaiting_approval", devs, []) == "conforms"
+    wrong = compare(expect, "awaiting_approval", Counters(pending_approvals=1),
+                    [PendingCall(call_id="send_1", tool="send_reply", args={"to": "bob"})])
+    assert [d.name for d in wrong] == ["pending_calls"]
+
+
+def test_unmeasured_counter_is_a_named_deviation_not_a_pass():
+    expect = Expect.model_validate({"outcome": "completed", "counters": {"model_requests_reported": 3}})
+    (dev,) = compare(expect, "completed", Counters(), [])
+    assert dev.observed is None and "not measured" in dev.note
+
+
+def test_stalled_ideal_names_the_wasted_calls():
+    expect = Expect.model_validate({"outcome": "stalled", "stall_at_requests": 3})
+    (dev,) = compare(expect, "limit_steps", Counters(model_requests_observed=8), [])
+    assert dev.note == "ran 5 more calls with no new information"
+
+
+def test_handled_limit_adds_the_named_deviation():
+    expect = Expect.model_validate({"outcome": "limit_steps"})
+    devs = compare(expect, "limit_steps", Counters(), [], rule_notes=("limit reported as an answer",))
+    assert [d.name for d in devs] == ["limit reported as an answer"]
+
+
+def test_error_outcome_gives_error_verdict():
+    assert verdict_of("error", [], []) == "error"
+
+
+def test_run_record_round_trips_through_json():
+    rec = RunRecord(run_id="r1", scenario="s", framework="f", started_at="2026-11-30T00:00:00Z", outcome="completed",
+                    outcome_rule=8, verdict="conforms", counters=Counters(model_requests_observed=3),
+                    requests=[req(1)], pauses=[seg()])
+    again = RunRecord.model_validate_json(rec.model_dump_json())
+    assert again == rec and again.schema_version == 1
