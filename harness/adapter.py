@@ -9,6 +9,7 @@ The SDK is imported lazily inside the adapter module; the core never imports a f
 from __future__ import annotations
 
 import importlib
+import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -23,7 +24,14 @@ NeutralLimit = Literal["max_model_calls", "max_total_tokens", "max_cost_usd", "d
 # id -> "module:Class". Modules are imported only when the adapter is used.
 REGISTRY: dict[str, str] = {
     "openai-agents": "adapters.openai_agents:OpenAIAgentsAdapter",
+    "claude-agent-sdk": "adapters.claude_agent:ClaudeAgentAdapter",
+    "langgraph": "adapters.langgraph_agent:LangGraphAdapter",
+    "vercel-ai": "adapters.vercel_ai:VercelAIAdapter",
 }
+# extra adapters (test doubles, plug-ins): LOOPBENCH_EXTRA_ADAPTERS="id=module:Class,id2=module:Class"
+for _item in filter(None, os.environ.get("LOOPBENCH_EXTRA_ADAPTERS", "").split(",")):
+    _id, _, _target = _item.partition("=")
+    REGISTRY[_id.strip()] = _target.strip()
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,11 @@ class Adapter(ABC):
             except metadata.PackageNotFoundError:
                 continue
         return out
+
+    @classmethod
+    def warm(cls) -> None:
+        """Import the SDK once per worker, before any run is timed."""
+        return None
 
     @abstractmethod
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -91,9 +92,12 @@ def run(
         list[str] | None, typer.Option("--framework", "-f", help="F (every variant) or F:VARIANT")
     ] = None,
     scenario: Annotated[list[str] | None, typer.Option("--scenario", "-s", help="scenario id glob")] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="runs at a time")] = 2,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="runs at a time (default: cores)")] = None,
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="repetitions of each run")] = 1,
     out_dir: Annotated[Path, typer.Option("--out", help="output directory")] = Path("results/latest"),
+    resume_partial: Annotated[
+        bool, typer.Option("--continue", help="keep DIR/results.jsonl and run only what is missing")
+    ] = False,
 ) -> None:
     """Run the suite: DIR/results.jsonl (one RunRecord per line, appended as each run finishes) and DIR/traces/."""
     from harness.adapter import describe_frameworks, resolve_selection
@@ -115,10 +119,19 @@ def run(
     from harness.runner import RunPlan, run_suite
 
     try:
-        plan = RunPlan(scenarios=scenarios, variants=runnable, repeat=repeat, jobs=jobs, out_dir=out_dir)
+        plan = RunPlan(scenarios=scenarios, variants=runnable, repeat=repeat, jobs=jobs or os.cpu_count() or 1,
+                       out_dir=out_dir,
+                       resume_partial=resume_partial)
         summary = run_suite(plan)
     except BadInput as exc:
         raise _fail(exc) from None
+    for warning in summary.warnings:
+        err.print(f"[yellow]warning[/yellow] {warning}")
+    out.print(f"{summary.records} run(s) recorded in {summary.results_file}"
+              + (f" ({summary.skipped} already there)" if summary.skipped else ""))
+    if summary.interrupted:
+        err.print("interrupted: finished runs are kept; `--continue` runs the rest")
+        raise typer.Exit(130)
     raise typer.Exit(1 if summary.errors else 0)
 
 

@@ -1,0 +1,226 @@
+"""OpenAI Agents SDK adapter (`openai-agents`).
+
+Translation of the neutral scenario into native controls (the `default` variant keeps every other default):
+- model: `OpenAIChatCompletionsModel` over `AsyncOpenAI(base_url=<scripted server>, api_key=<run key>)`,
+  tracing disabled;
+- tools: `FunctionTool`s with the scenario's JSON schema, each executing through the ledger. The SDK applies
+  its default failure formatter only to `@function_tool` tools; a hand-built `FunctionTool` must handle its
+  errors itself (an exception escapes the run as `UserError`). So a ledger error is answered with the SDK's
+  own `default_tool_error_function` — exactly what a decorated tool gives the model by default (a fixed
+  "An error occurred while running the tool..." text, which hides the error from the model);
+- max model calls -> `max_turns` (unset: the SDK default); token budget, cost budget, deadline -> unsupported;
+- `approval: required` -> `needs_approval` (a callable, so the approval point is recorded as an `authorize`
+  event each time the SDK checks it); the pause is `result.interruptions` + `RunState` saved in the snapshot;
+  resume = `RunState.from_string` + `approve`/`reject` keyed by scripted call id + `Runner.run(agent, state)`;
+- `approval: deny` -> a tool input guardrail answering `raise_exception` (halts the run with
+  `ToolInputGuardrailTripwireTriggered`: the SDK's way to stop on a forbidden action; `reject_content` would
+  instead feed a refusal to the model and go on).
+Variant `handled-max-turns`: `error_handlers={"max_turns": ...}` returns an answer instead of raising; the
+adapter reports the limit as handled (outcome `limit_steps` plus the deviation "limit reported as an answer").
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.adapter import Adapter, Capabilities, RunContext
+from harness.ledger_http import LedgerClient
+from harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from harness.scenario import Scenario
+
+STATE_FILE = "run_state.json"
+PENDING_FILE = "pending.json"
+HANDLED_ANSWER = "Stopped: the turn limit was reached."
+
+
+def neutral_id(call_id: str | None) -> str | None:
+    return call_id.removeprefix("call_") if call_id else call_id
+
+
+class ToolFailed(Exception):
+    """A scripted tool error, raised so the SDK's own failure path handles it."""
+
+
+class OpenAIAgentsAdapter(Adapter):
+    id = "openai-agents"
+    distribution = "openai-agents"
+    packages = ("openai",)
+    min_version = (0, 20)
+    variants = {
+        "default": "the SDK's defaults; max_turns from the scenario",
+        "handled-max-turns": 'error_handlers={"max_turns": ...} returns an answer instead of raising',
+    }
+    capabilities = Capabilities(
+        native_limits=frozenset({"max_model_calls"}),
+        step_unit="turn (one model call plus the tools it triggers)",
+        pause="snapshot",
+        pause_survives_restart=True,
+        deny="tool input guardrail with raise_exception",
+    )
+
+    @classmethod
+    def warm(cls) -> None:
+        import agents  # noqa: F401
+        import openai  # noqa: F401
+
+    # ---- building the agent
+    def _agent(self, scenario: Scenario, ctx: RunContext) -> Any:
+        from agents import (
+            Agent, FunctionTool, OpenAIChatCompletionsModel, default_tool_error_function, set_tracing_disabled,
+        )
+        from agents.tool_guardrails import ToolGuardrailFunctionOutput, tool_input_guardrail
+        from openai import AsyncOpenAI
+
+        set_tracing_disabled(True)
+        ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
+        client = AsyncOpenAI(base_url=f"{ctx.base_url}/v1", api_key=ctx.api_key)
+        model = OpenAIChatCompletionsModel(model=scenario.model.id, openai_client=client)
+
+        def make_tool(name: str) -> Any:
+            spec = scenario.tools[name]
+
+            async def invoke(tool_ctx: Any, raw_args: str) -> str:
+                args = json.loads(raw_args or "{}")
+                out = await ledger.call(name, args, neutral_id(getattr(tool_ctx, "tool_call_id", None)))
+                if not out.ok:  # the decorator's default failure path, for a hand-built tool
+                    return default_tool_error_function(tool_ctx, ToolFailed(out.text))
+                return out.text
+
+            async def needs_approval(_run_ctx: Any, params: dict[str, Any], call_id: str) -> bool:
+                await ledger.authorize(name, params, neutral_id(call_id), "approval required")
+                return True
+
+            guardrails = None
+            if spec.approval == "deny":
+
+                @tool_input_guardrail
+                async def refuse(data: Any) -> Any:
+                    tool_ctx = data.context
+                    args = json.loads(getattr(tool_ctx, "tool_arguments", None) or "{}")
+                    await ledger.authorize(name, args, neutral_id(tool_ctx.tool_call_id), "denied by policy")
+                    return ToolGuardrailFunctionOutput.raise_exception(output_info=f"{name} is denied by policy")
+
+                guardrails = [refuse]
+            return FunctionTool(
+                name=name, description=spec.description, params_json_schema=spec.parameters,
+                on_invoke_tool=invoke, strict_json_schema=False,
+                needs_approval=needs_approval if spec.approval == "required" else False,
+                tool_input_guardrails=guardrails,
+            )
+
+        return Agent(name="assistant", model=model, tools=[make_tool(n) for n in scenario.tools])
+
+    def _run_kwargs(self, scenario: Scenario, handled: list[bool]) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+        from agents.run import DEFAULT_MAX_TURNS
+
+        kwargs: dict[str, Any] = {}
+        limits: dict[str, Any] = {}
+        n = scenario.limits.max_model_calls
+        if n is not None:
+            kwargs["max_turns"] = n
+            limits["max_model_calls"] = {"neutral": n, "native": f"max_turns={n}"}
+        else:
+            limits["max_model_calls"] = {"neutral": None, "native": f"max_turns default ({DEFAULT_MAX_TURNS})"}
+        unsupported = [k for k in ("max_total_tokens", "max_cost_usd", "deadline_s")
+                       if getattr(scenario.limits, k) is not None]
+        for k in unsupported:
+            limits[k] = {"neutral": getattr(scenario.limits, k), "native": None}
+        if self.variant == "handled-max-turns":
+            from agents import RunErrorHandlerResult
+
+            def on_max_turns(_data: Any) -> Any:
+                handled.append(True)
+                return RunErrorHandlerResult(final_output=HANDLED_ANSWER)
+
+            kwargs["error_handlers"] = {"max_turns": on_max_turns}
+        return kwargs, limits, unsupported
+
+    # ---- running
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        agent = self._agent(scenario, ctx)
+        return await self._drive(scenario, ctx, agent, scenario.prompt)
+
+    async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
+                     ) -> SegmentResult:
+        from agents import RunState
+
+        agent = self._agent(scenario, ctx)
+        state = await RunState.from_string(agent, (snapshot / STATE_FILE).read_text())
+        for item in state.get_interruptions():
+            decision = decisions.get(neutral_id(getattr(item.raw_item, "call_id", None)) or "")
+            if decision == "approve":
+                state.approve(item)
+            elif decision == "reject":
+                state.reject(item)
+        return await self._drive(scenario, ctx, agent, state, resumed=True)
+
+    async def _drive(self, scenario: Scenario, ctx: RunContext, agent: Any, start: Any, resumed: bool = False
+                     ) -> SegmentResult:
+        from agents import Runner
+
+        handled: list[bool] = []
+        kwargs, limits, unsupported = self._run_kwargs(scenario, handled)
+        settings = {k: v for k, v in kwargs.items() if k != "error_handlers"}
+        if "error_handlers" in kwargs:
+            settings["error_handlers"] = sorted(kwargs["error_handlers"])
+        settings.update(model_class="OpenAIChatCompletionsModel", deny="tool_input_guardrail(raise_exception)")
+        common = dict(settings=settings, limits=limits, unsupported=unsupported)
+        try:
+            result = await Runner.run(agent, start, **kwargs)
+        except Exception as exc:  # the framework ended by raising: map the signal
+            return SegmentResult(signals=self._raised(exc), counters=self._counters(getattr(exc, "run_data", None),
+                                 resumed), **common)
+        counters = self._counters(result, resumed)
+        if result.interruptions:
+            pending = [
+                PendingCall(call_id=neutral_id(getattr(i.raw_item, "call_id", None)), tool=i.tool_name or "",
+                            args=json.loads(getattr(i.raw_item, "arguments", None) or "{}"))
+                for i in result.interruptions
+            ]
+            ctx.snapshot_dir.mkdir(parents=True, exist_ok=True)
+            (ctx.snapshot_dir / STATE_FILE).write_text(result.to_state().to_string())
+            (ctx.snapshot_dir / PENDING_FILE).write_text(json.dumps([p.model_dump() for p in pending]))
+            signals = NativeSignals(ended="paused", pending=pending, extra={"interruptions": len(pending)})
+            return SegmentResult(signals=signals, counters=counters, snapshot=str(ctx.snapshot_dir), **common)
+        final = result.final_output
+        signals = NativeSignals(
+            ended="returned", final_text=final if isinstance(final, str) else json.dumps(final, default=str),
+            limit="steps" if handled else None, limit_signal="handled" if handled else None,
+            extra={"error_handler_fired": "max_turns"} if handled else {},
+        )
+        return SegmentResult(signals=signals, counters=counters, **common)
+
+    @staticmethod
+    def _raised(exc: Exception) -> NativeSignals:
+        from agents.exceptions import MaxTurnsExceeded, ModelBehaviorError, ToolInputGuardrailTripwireTriggered
+        from openai import APIError
+
+        base = dict(ended="raised", exception_type=type(exc).__name__, exception_message=str(exc)[:500])
+        if isinstance(exc, MaxTurnsExceeded):
+            return NativeSignals(**base, limit="steps", limit_signal="raised")
+        if isinstance(exc, ToolInputGuardrailTripwireTriggered):
+            return NativeSignals(**base, denied=True)
+        chain: list[BaseException] = []
+        cur: BaseException | None = exc
+        while cur is not None and len(chain) < 10:
+            chain.append(cur)
+            cur = cur.__cause__ or cur.__context__
+        if any(isinstance(e, ToolFailed) for e in chain):
+            return NativeSignals(**base, failure="tool")
+        if any(isinstance(e, APIError | ModelBehaviorError) for e in chain):
+            return NativeSignals(**base, failure="model")
+        return NativeSignals(**base, failure="other")
+
+    @staticmethod
+    def _counters(result: Any, resumed: bool) -> ReportedCounters:
+        if result is None:
+            return ReportedCounters(runtime_step_unit="turn")
+        usage = result.context_wrapper.usage
+        turn = getattr(result, "_current_turn", None)
+        return ReportedCounters(
+            model_requests_reported=usage.requests, input_tokens_reported=usage.input_tokens,
+            output_tokens_reported=usage.output_tokens, runtime_steps=turn, runtime_step_unit="turn",
+            cumulative=True,  # RunState carries usage and the turn counter across a resume
+        )

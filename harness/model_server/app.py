@@ -1,0 +1,292 @@
+"""The scripted model server: one ASGI app serving many concurrent runs, routed by per-run API key.
+
+Every request is logged per run as a `RequestLogEntry` (the ground truth of model requests); a request the
+script cannot answer gets HTTP 400 and a `Violation`; past the scenario's safety cap, HTTP 400 and the run
+is marked capped. Scripted `fail_first` errors and retries are counted per (run, turn, n) state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import socket
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from harness.errors import BadInput, ScriptViolation
+from harness.model_server import anthropic_messages, openai_chat, openai_responses
+from harness.model_server.script import select, tool_results_seen
+from harness.model_server.wire import Reply, new_id
+from harness.record import RequestLogEntry, Violation
+from harness.scenario import HttpFailure, Scenario
+
+RETRY_AFTER_MS = 10  # sent with scripted 429/5xx: the openai/anthropic clients then retry after 10 ms
+DEFAULT_RUN = "default"  # the run that answers any key when the server was started with a scenario
+HOST = "127.0.0.1"
+
+
+@dataclass
+class _Run:
+    run_id: str
+    api_key: str | None
+    scenario: Scenario
+    t0: float = field(default_factory=time.perf_counter)
+    log: list[dict[str, Any]] = field(default_factory=list)  # RequestLogEntry fields, filled as it goes
+    violations: list[Violation] = field(default_factory=list)
+    state_requests: dict[tuple[str, int | None], int] = field(default_factory=dict)
+    capped: bool = False
+
+
+def _failure(fail_first: list[HttpFailure], k: int) -> int | None:
+    """The scripted HTTP status for the k-th (0-based) request of a state, or None to serve the turn."""
+    for f in fail_first:
+        if f.times == "forever" or k < f.times:
+            return f.status
+        k -= f.times
+    return None
+
+
+class ModelServer:
+    """Per-run routing, turn selection and the request log. Thread-safe: runs are registered and read from
+    other threads than the one serving HTTP."""
+
+    def __init__(
+        self,
+        extra_routes: Sequence[BaseRoute] = (),
+        default_scenario: Scenario | None = None,
+        on_request: Callable[[str, RequestLogEntry], None] | None = None,
+    ):
+        self._lock = threading.Lock()
+        self._runs: dict[str, _Run] = {}
+        self._keys: dict[str, _Run] = {}
+        self._default: _Run | None = _Run(DEFAULT_RUN, None, default_scenario) if default_scenario else None
+        if self._default:
+            self._runs[DEFAULT_RUN] = self._default
+        self._on_request = on_request
+        routes: list[BaseRoute] = [
+            Route(proto.PATH, self._endpoint(proto), methods=["POST"])
+            for proto in (openai_chat, openai_responses, anthropic_messages)
+        ]
+        self._app = Starlette(routes=[*routes, *extra_routes])
+
+    @property
+    def app(self) -> Starlette:
+        return self._app
+
+    # ---------------------------------------------------------------- runs
+    def register_run(self, run_id: str, api_key: str, scenario: Scenario) -> None:
+        with self._lock:
+            if run_id in self._runs:
+                raise ValueError(f"run {run_id!r} is already registered")
+            if api_key in self._keys:
+                raise ValueError(f"API key of run {run_id!r} is already used by run {self._keys[api_key].run_id!r}")
+            run = _Run(run_id, api_key, scenario)
+            self._runs[run_id] = run
+            self._keys[api_key] = run
+
+    def unregister_run(self, run_id: str) -> None:
+        with self._lock:
+            run = self._runs.pop(run_id, None)
+            if run and run.api_key is not None:
+                self._keys.pop(run.api_key, None)
+
+    def _run(self, run_id: str) -> _Run:
+        try:
+            return self._runs[run_id]
+        except KeyError:
+            raise KeyError(f"run {run_id!r} is not registered") from None
+
+    def requests(self, run_id: str) -> list[RequestLogEntry]:
+        with self._lock:
+            rows = [dict(row) for row in self._run(run_id).log]
+        return [RequestLogEntry(**row) for row in rows]
+
+    def violations(self, run_id: str) -> list[Violation]:
+        with self._lock:
+            return list(self._run(run_id).violations)
+
+    def capped(self, run_id: str) -> bool:
+        with self._lock:
+            return self._run(run_id).capped
+
+    # ---------------------------------------------------------------- HTTP
+    def _endpoint(self, proto: ModuleType) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            return await self._handle(proto, request)
+
+        return endpoint
+
+    def _lookup(self, request: Request) -> _Run | None:
+        auth = request.headers.get("authorization", "")
+        keys = [request.headers.get("x-api-key"), auth[7:] if auth[:7].lower() == "bearer " else None]
+        with self._lock:
+            for key in keys:
+                if key and key in self._keys:
+                    return self._keys[key]
+        return self._default
+
+    async def _handle(self, proto: ModuleType, request: Request) -> Response:
+        started = time.perf_counter()
+        run = self._lookup(request)
+        if run is None:
+            return JSONResponse(proto.error(401, "unknown API key: no loopbench run is registered for it"), 401)
+        raw = await request.body()
+        query = request.url.query
+        row: dict[str, Any] = {
+            "protocol": proto.NAME, "path": request.url.path + (f"?{query}" if query else ""), "stream": False,
+            "model": None, "messages": 0, "tools_offered": [], "prompt_bytes": len(raw), "status": 0,
+        }
+        with self._lock:
+            row["seq"] = len(run.log) + 1
+            row["t_s"] = round(started - run.t0, 6)
+            run.log.append(row)
+
+        def finish(status: int, error: str | None = None) -> None:
+            row.update(status=status, error=error, duration_ms=round((time.perf_counter() - started) * 1000, 3))
+            if self._on_request:
+                self._on_request(run.run_id, RequestLogEntry(**row))
+
+        def fail(status: int, message: str, violation: bool = False, retry_after: bool = False) -> Response:
+            if violation:
+                with self._lock:
+                    run.violations.append(Violation(seq=row["seq"], reason=message))
+            finish(status, message)
+            headers = {"retry-after-ms": str(RETRY_AFTER_MS)} if retry_after else {"x-should-retry": "false"}
+            return JSONResponse(proto.error(status, message), status, headers=headers)
+
+        try:
+            body = json.loads(raw)
+            parsed = proto.parse(body)
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            return fail(400, f"cannot read the request body: {exc!r}", violation=True)
+        conv = parsed.conversation
+        row.update(
+            stream=parsed.stream, model=parsed.model, messages=parsed.messages, tools_offered=conv.tools_offered,
+            tool_choice=parsed.tool_choice, tool_results=tool_results_seen(conv),
+        )
+        if row["seq"] > run.scenario.safety_cap:
+            with self._lock:
+                run.capped = True
+            return fail(400, f"loopbench safety cap: more than {run.scenario.safety_cap} model requests in this run")
+        try:
+            served = select(run.scenario, conv)
+        except ScriptViolation as exc:
+            return fail(400, f"script violation: {exc}", violation=True)
+        turn = served.turn
+        with self._lock:
+            k = run.state_requests.get(served.state, 0)
+            run.state_requests[served.state] = k + 1
+        row.update(served_turn=served.label, retry=k > 0)
+        if turn.delay_s:
+            await asyncio.sleep(turn.delay_s)
+        status = _failure(turn.fail_first, k)
+        if status is not None:
+            return fail(status, f"scripted HTTP {status} for turn {served.label}", retry_after=True)
+
+        usage = turn.usage or run.scenario.model.usage
+        reply = Reply(served, parsed.model or run.scenario.model.id, usage.input_tokens, usage.output_tokens, new_id())
+        row.update(
+            calls_served=[c.id for c in served.calls], input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+        )
+        if not parsed.stream:
+            if turn.stream_delay_s:  # a plain response cannot pause half-way: the whole body waits
+                await asyncio.sleep(turn.stream_delay_s)
+            finish(200)
+            return JSONResponse(proto.render(reply))
+
+        events = proto.render_stream(reply, parsed.include_usage)
+        row["status"] = 200  # the headers go out now; `error` says if the stream does not complete
+
+        async def stream() -> AsyncIterator[bytes]:
+            # two writes, the scripted mid-stream delay between them: SSE parsers do not depend on how
+            # events are split into writes, and one write per event costs ~0.1 ms each
+            error: str | None = "client disconnected mid-stream"
+            half = len(events) // 2
+            try:
+                yield b"".join(events[:half])
+                if turn.stream_delay_s:
+                    await asyncio.sleep(turn.stream_delay_s)
+                yield b"".join(events[half:])
+                error = None
+            finally:
+                finish(200, error)
+
+        return StreamingResponse(stream(), media_type="text/event-stream", headers={"cache-control": "no-cache"})
+
+
+# ---------------------------------------------------------------- running it
+def bind(port: int = 0) -> socket.socket:
+    """A listening-ready socket on 127.0.0.1:port (0: a free port); BadInput when the port is in use."""
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted sockets only when proto says TCP
+    # (proto 0 leaves Nagle on: ~40 ms per response on keep-alive connections)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise BadInput(f"port {port} on {HOST} is already in use (choose another with --port)") from None
+        raise BadInput(f"cannot listen on {HOST}:{port}: {exc.strerror}") from None
+    return sock
+
+
+def _config(app: Starlette) -> uvicorn.Config:
+    return uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2)
+
+
+class _ThreadedUvicorn(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config):
+        super().__init__(config)
+        self.ready = threading.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        self.ready.set()
+
+
+@contextmanager
+def running(server: ModelServer, port: int = 0) -> Iterator[str]:
+    """Serve `server` from a daemon thread of this process; yields its base URL "http://127.0.0.1:PORT"."""
+    sock = bind(port)
+    uv = _ThreadedUvicorn(_config(server.app))
+    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, name="loopbench-model-server", daemon=True)
+    thread.start()
+    try:
+        if not uv.ready.wait(10) or not uv.started:
+            raise RuntimeError("the model server did not start within 10 s")
+        yield f"http://{HOST}:{sock.getsockname()[1]}"
+    finally:
+        uv.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def serve_forever(port: int, scenario: Scenario | None, extra_routes: Sequence[BaseRoute] = ()) -> None:
+    """`loopbench serve`: serve until interrupted. With a scenario, any API key runs its script."""
+    sock = bind(port)
+
+    def show(run_id: str, e: RequestLogEntry) -> None:
+        turn = e.served_turn or "-"
+        print(f"#{e.seq} {e.protocol} {e.status} turn={turn} calls={e.calls_served} {e.error or ''}",
+              file=sys.stderr, flush=True)
+
+    server = ModelServer(extra_routes, default_scenario=scenario, on_request=show)
+    what = f"scenario {scenario.id} for any API key" if scenario else "registered runs only"
+    print(f"loopbench model server on http://{HOST}:{sock.getsockname()[1]} ({what}); Ctrl-C stops it",
+          file=sys.stderr, flush=True)
+    uvicorn.Server(_config(server.app)).run(sockets=[sock])

@@ -1,0 +1,252 @@
+"""Choose the scripted turn that answers a request: protocol-neutral, no HTTP.
+
+Each wire-protocol module turns a request body into a `Conversation` (the scripted-call batches the
+assistant sent, the tool results that came back, the tools offered, `tool_choice`); `select` applies the
+rules of scenarios/README.md ("Turn choice") and returns the `Served` turn or raises `ScriptViolation`.
+
+The rules, in short:
+- the *latest batch* is the latest assistant message holding scripted calls (ids `<prefix><scripted id>`);
+  none: the opening turn;
+- each call of the batch came back as `receipt` / `error` (marker in its result text) or `none`;
+- the first turn in file order whose `after` matches a call of the batch is served; else a repeating turn
+  whose own call is in the batch continues with the next `n`; else a script violation;
+- a repeating turn is numbered `n` = 1 + the highest `n` of its calls already in the conversation, and is
+  exhausted past `repeat`;
+- tool names: the offered tool equal to the scripted name or ending with `__<scripted name>`; when none is
+  offered, the bare scripted name;
+- `tool_choice`: `none` with calls, or `required` / a named tool the turn does not call, is a violation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from harness.errors import ScriptViolation
+from harness.record import ToolResultSeen
+from harness.scenario import After, Scenario, ScriptedCall, Turn
+
+RECEIPT_MARKER = "[loopbench-receipt:"
+ERROR_MARKER = "[loopbench-error:"
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    call_id: str  # the raw id as the client sent it back
+    text: str  # every text part of the result, joined
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What the turn choice needs from a request, extracted by a protocol module."""
+
+    id_prefix: str  # "call_" (OpenAI) or "toolu_" (Anthropic)
+    batches: list[list[str]]  # raw tool-call ids of each assistant message that holds calls, in order
+    results: list[ToolResult]  # tool results in order
+    tools_offered: list[str] = field(default_factory=list)
+    # None / "auto" / "none" / "required", or the name of the one tool the client forces
+    tool_choice: str | None = None
+    tool_choice_named: bool = False  # tool_choice is a tool name
+
+    def neutral(self, raw_id: str) -> str | None:
+        return raw_id[len(self.id_prefix):] if raw_id.startswith(self.id_prefix) else None
+
+
+@dataclass(frozen=True)
+class ServedCall:
+    id: str  # neutral id (template with {n} filled in)
+    tool: str  # the name sent to the client (offered name, prefix included)
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Served:
+    turn: Turn
+    n: int | None  # the repetition number of a repeating turn
+    calls: list[ServedCall]
+    text: str | None
+
+    @property
+    def label(self) -> str:
+        return self.turn.id if self.n is None else f"{self.turn.id}#{self.n}"
+
+    @property
+    def state(self) -> tuple[str, int | None]:
+        """The conversation state this answers: fail_first and retries are counted per state."""
+        return (self.turn.id, self.n)
+
+
+def result_status(text: str | None) -> str:
+    if text is None:
+        return "none"
+    if ERROR_MARKER in text:
+        return "error"
+    if RECEIPT_MARKER in text:
+        return "receipt"
+    return "none"
+
+
+@lru_cache(maxsize=4096)
+def _template_regex(template: str) -> re.Pattern[str]:
+    if "{n}" not in template:
+        return re.compile(re.escape(template))
+    head, tail = template.split("{n}", 1)
+    return re.compile(re.escape(head) + r"([0-9]+)" + re.escape(tail))
+
+
+def template_n(template: str, call_id: str) -> int | None:
+    """0 when `call_id` is the fixed id `template`, its n when it is an instance of a {n} template, else None."""
+    m = _template_regex(template).fullmatch(call_id)
+    if not m:
+        return None
+    return int(m.group(1)) if m.groups() else 0
+
+
+def resolve_tool(scripted: str, offered: list[str]) -> str:
+    """The offered name equal to `scripted` or ending with `__<scripted>`; the bare name when none is."""
+    if scripted in offered:
+        return scripted
+    suffix = "__" + scripted
+    return next((name for name in offered if name.endswith(suffix)), scripted)
+
+
+def _fill(value: Any, n: int | None) -> Any:
+    if n is None:
+        return value
+    if isinstance(value, str):
+        return value.replace("{n}", str(n))
+    if isinstance(value, dict):
+        return {k: _fill(v, n) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, n) for v in value]
+    return value
+
+
+def _repeating(turn: Turn) -> bool:
+    return turn.repeat == "forever" or turn.repeat > 1
+
+
+def _scripted_templates(scenario: Scenario) -> list[str]:
+    return [c.id for t in scenario.script for c in t.calls]
+
+
+def _is_scripted(neutral_id: str | None, templates: list[str]) -> bool:
+    return neutral_id is not None and any(template_n(t, neutral_id) is not None for t in templates)
+
+
+def _next_n(turn: Turn, conv: Conversation) -> int:
+    highest = 0
+    for batch in conv.batches:
+        for raw in batch:
+            neutral = conv.neutral(raw)
+            if neutral is None:
+                continue
+            for call in turn.calls:
+                n = template_n(call.id, neutral)
+                if n:
+                    highest = max(highest, n)
+    return highest + 1
+
+
+def _exhausted(turn: Turn, n: int) -> bool:
+    return turn.repeat != "forever" and n > turn.repeat
+
+
+def _after_matches(after: After, call_id: str, status: str, text: str | None) -> bool:
+    if template_n(after.call, call_id) is None:
+        return False
+    wanted = after.result
+    ok = (
+        wanted == "any"
+        or wanted == status
+        or (wanted == "no_receipt" and status in ("error", "none"))
+    )
+    return ok and (after.contains is None or (text is not None and after.contains in text))
+
+
+def latest_batch(scenario: Scenario, conv: Conversation) -> list[tuple[str, str, str | None]]:
+    """(neutral id, status, result text) of each scripted call of the latest batch; [] when there is none."""
+    templates = _scripted_templates(scenario)
+    results = {r.call_id: r.text for r in conv.results}  # the last result for an id wins
+    for batch in reversed(conv.batches):
+        scripted = [raw for raw in batch if _is_scripted(conv.neutral(raw), templates)]
+        if scripted:
+            out = []
+            for raw in scripted:
+                text = results.get(raw)
+                out.append((conv.neutral(raw) or raw, result_status(text), text))
+            return out
+    return []
+
+
+def tool_results_seen(conv: Conversation) -> list[ToolResultSeen]:
+    return [
+        ToolResultSeen(
+            call_id=conv.neutral(r.call_id) or r.call_id,
+            status=result_status(r.text),  # type: ignore[arg-type]
+            bytes=len(r.text.encode()),
+        )
+        for r in conv.results
+    ]
+
+
+def _serve(turn: Turn, n: int | None, conv: Conversation) -> Served:
+    calls = [
+        ServedCall(id=_fill(c.id, n), tool=resolve_tool(c.tool, conv.tools_offered), args=_fill(c.args, n))
+        for c in turn.calls
+    ]
+    return Served(turn=turn, n=n, calls=calls, text=_fill(turn.text, n))
+
+
+def _choose(scenario: Scenario, conv: Conversation) -> Served:
+    batch = latest_batch(scenario, conv)
+    if not batch:
+        opening = next(t for t in scenario.script if t.after is None)
+        return _serve(opening, 1 if _repeating(opening) else None, conv)
+    for turn in scenario.script:
+        if turn.after is None:
+            continue
+        if not any(_after_matches(turn.after, cid, status, text) for cid, status, text in batch):
+            continue
+        n = _next_n(turn, conv) if _repeating(turn) else None
+        if n is not None and _exhausted(turn, n):
+            continue  # a repeating turn used up: the next rule decides
+        return _serve(turn, n, conv)
+    for turn in scenario.script:
+        if not _repeating(turn):
+            continue
+        own = any(template_n(c.id, cid) for c in turn.calls for cid, _, _ in batch)
+        if own:
+            n = _next_n(turn, conv)
+            if not _exhausted(turn, n):
+                return _serve(turn, n, conv)
+    seen = ", ".join(f"{cid}: {status}" for cid, status, _ in batch)
+    raise ScriptViolation(f"no turn answers the latest scripted calls ({seen})")
+
+
+def _check_tool_choice(served: Served, conv: Conversation) -> None:
+    choice = conv.tool_choice
+    if choice == "none" and served.calls:
+        raise ScriptViolation(f"tool_choice is 'none' but turn {served.label} calls tools")
+    if choice == "required" and not served.calls:
+        raise ScriptViolation(f"tool_choice is 'required' but turn {served.label} calls no tool")
+    if conv.tool_choice_named and not any(
+        c.tool == choice or (choice or "").endswith("__" + c.tool) or c.tool.endswith("__" + (choice or ""))
+        for c in served.calls
+    ):
+        raise ScriptViolation(f"tool_choice names tool {choice!r} but turn {served.label} does not call it")
+
+
+def select(scenario: Scenario, conv: Conversation) -> Served:
+    """The turn that answers this conversation, or ScriptViolation saying why there is none."""
+    served = _choose(scenario, conv)
+    _check_tool_choice(served, conv)
+    return served
+
+
+__all__ = [
+    "Conversation", "ERROR_MARKER", "RECEIPT_MARKER", "ScriptedCall", "Served", "ServedCall", "ToolResult",
+    "latest_batch", "resolve_tool", "result_status", "select", "template_n", "tool_results_seen",
+]

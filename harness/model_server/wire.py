@@ -1,0 +1,65 @@
+"""What the three wire-protocol modules share: the parsed request, the reply to render, SSE framing."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from harness.model_server.script import Conversation, Served
+
+TEXT_CHUNK = 24  # characters per streamed text delta
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A request as a protocol module reads it."""
+
+    conversation: Conversation
+    model: str | None
+    stream: bool
+    include_usage: bool  # OpenAI Chat: stream_options.include_usage
+    messages: int
+    tool_choice: str | None  # for the request log: "auto", "none", "required", "any", or a tool name
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A served turn with everything a protocol needs to render it."""
+
+    served: Served
+    model: str
+    input_tokens: int
+    output_tokens: int
+    id: str  # a fresh hex id for this response
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex[:24]
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def chunks(text: str, size: int = TEXT_CHUNK) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+
+def sse(data: Any, event: str | None = None) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {data if isinstance(data, str) else dumps(data)}\n\n".encode()
+
+
+def text_of(content: Any) -> str:
+    """The text of a message or tool-result content: a string, or a list of parts with `text`."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(text_of(p.get("text", p.get("content")) if isinstance(p, dict) else p) for p in content)
+    if isinstance(content, dict):
+        return text_of(content.get("text", content.get("content")))
+    return str(content)

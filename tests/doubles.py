@@ -1,0 +1,68 @@
+"""Test-double adapters, first-class implementations of the contract, for runner fault tests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import httpx
+
+from harness.adapter import Adapter, Capabilities, RunContext
+from harness.ledger_http import LedgerClient
+from harness.record import NativeSignals, ReportedCounters, SegmentResult
+from harness.scenario import Scenario
+
+CAPS = Capabilities(native_limits=frozenset(), step_unit="request", pause="none", pause_survives_restart=False,
+                    deny="none")
+
+
+class _Double(Adapter):
+    distribution = "httpx"
+    variants = {"default": "test double"}
+    capabilities = CAPS
+
+    async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
+                     ) -> SegmentResult:
+        raise NotImplementedError
+
+
+class OneCallDouble(_Double):
+    """One chat request to the scripted server, the first scripted tool through the ledger, then stop."""
+
+    id = "double-onecall"
+
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        async with httpx.AsyncClient() as client:
+            r = await client.post(f"{ctx.base_url}/v1/chat/completions", headers={"Authorization": f"Bearer {ctx.api_key}"},
+                                  json={"model": scenario.model.id, "messages": [{"role": "user", "content": scenario.prompt}]})
+        r.raise_for_status()
+        tool = next(iter(scenario.tools))
+        await LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id).call(tool, {}, None)
+        return SegmentResult(signals=NativeSignals(ended="returned", final_text="no"),
+                             counters=ReportedCounters(model_requests_reported=1))
+
+
+class CrashDouble(_Double):
+    id = "double-crash"
+
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        raise RuntimeError("adapter bug on purpose")
+
+
+class HangDouble(_Double):
+    id = "double-hang"
+
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+
+class DieDouble(_Double):
+    id = "double-die"
+
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        os._exit(3)
+
+
+DOUBLES = {cls.id: f"tests.doubles:{cls.__name__}" for cls in (OneCallDouble, CrashDouble, HangDouble, DieDouble)}

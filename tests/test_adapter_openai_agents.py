@@ -1,0 +1,90 @@
+"""The OpenAI Agents SDK adapter through the real runner: the whole suite, both variants.
+
+Assertions are ground-truth facts that do not depend on the framework's choices, plus the signal mapping.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.record import RunRecord
+from tests.suite_helpers import run_framework
+
+VARIANTS = ("default", "handled-max-turns")
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], RunRecord]:
+    return run_framework("openai-agents", tmp_path_factory.mktemp("openai-agents"))
+
+
+def test_every_scenario_ran_in_both_variants_without_error(records):
+    assert len(records) == 25 * len(VARIANTS)
+    errors = {k: r.error_reason for k, r in records.items() if r.outcome in ("error", "hung")}
+    assert errors == {}
+    assert all(not r.violations for r in records.values()), {k: r.violations for k, r in records.items() if r.violations}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_support_draft_completes(records, variant):
+    r = records[("support_draft_completes", variant)]
+    assert r.outcome == "completed" and r.outcome_rule == 8
+    assert r.counters.model_requests_observed == 3 and r.counters.tool_executions == 2
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_approval_pause_keeps_the_pending_call(records, variant):
+    r = records[("approval_pause", variant)]
+    assert r.outcome == "awaiting_approval"
+    assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
+    (pending,) = r.pauses[-1].pending
+    assert pending.tool == "send_reply" and pending.args["to"] == "ana@example.com"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_approved_resume_runs_in_another_process_and_sends_once(records, variant):
+    r = records[("approval_approved_resume", variant)]
+    assert r.outcome == "completed"
+    assert [s.kind for s in r.pauses] == ["run", "resume"]
+    assert r.pauses[0].worker_pid != r.pauses[1].worker_pid
+    assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.resumes == 1
+
+
+def test_max_turns_raises_in_default_and_is_handled_in_the_variant(records):
+    raised = records[("runaway_step_limit", "default")]
+    handled = records[("runaway_step_limit", "handled-max-turns")]
+    assert raised.outcome == handled.outcome == "limit_steps"
+    assert raised.native["signals"]["exception_type"] == "MaxTurnsExceeded"
+    assert raised.native["signals"]["limit_signal"] == "raised"
+    assert handled.native["signals"]["limit_signal"] == "handled"
+    assert "limit reported as an answer" in [d.name for d in handled.deviations]
+    assert raised.limits["max_model_calls"]["native"] == "max_turns=8"
+    assert raised.counters.model_requests_observed == 8
+
+
+def test_hidden_client_retries_are_visible(records):
+    r = records[("model_transient_error", "default")]
+    assert r.counters.model_requests_observed == 5 and r.counters.model_retries_observed == 2
+    assert r.counters.model_requests_reported is not None
+
+
+def test_budgets_and_deadlines_are_unsupported_not_dropped(records):
+    assert records[("token_budget", "default")].unsupported == ["max_total_tokens"]
+    assert records[("cost_budget", "default")].unsupported == ["max_cost_usd"]
+    assert records[("deadline_slow_model", "default")].unsupported == ["deadline_s"]
+    assert records[("token_budget", "default")].verdict in ("unsupported", "conforms")
+
+
+def test_resume_twice_is_measured(records):
+    r = records[("resume_twice", "default")]
+    assert r.counters.resumes == 2
+    assert r.counters.tool_executions_by_tool["send_reply"] >= 1
+    assert r.counters.duplicate_effects == r.counters.tool_executions_by_tool["send_reply"] - 1
+
+
+def test_denied_action_never_runs_the_tool(records):
+    r = records[("denied_action", "default")]
+    assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
+    assert r.counters.authorize_events_by_tool.get("delete_account", 0) >= 1

@@ -1,0 +1,107 @@
+"""The runner: records appended per run, ground truth in the record, and fault isolation (a crash is
+`error`, a hang is `hung` within its timeout, a dead worker is `error`; the other runs go on)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import adapter as adapter_mod
+from harness.record import RunRecord
+from harness.runner import RunPlan, run_suite
+from harness.scenario import load_scenarios
+from tests.doubles import DOUBLES
+
+
+@pytest.fixture(autouse=True)
+def doubles(monkeypatch):
+    monkeypatch.setenv("LOOPBENCH_EXTRA_ADAPTERS", ",".join(f"{k}={v}" for k, v in DOUBLES.items()))
+    for k, v in DOUBLES.items():
+        monkeypatch.setitem(adapter_mod.REGISTRY, k, v)
+
+
+def run(tmp_path: Path, variants: list[str], scenarios=("support_draft_completes",), jobs=2, margin=60.0):
+    chosen = [s for s in load_scenarios() if s.id in scenarios]
+    plan = RunPlan(scenarios=chosen, variants=[(v, "default") for v in variants], jobs=jobs, out_dir=tmp_path,
+                   hard_margin_s=margin, show_progress=False)
+    summary = run_suite(plan)
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    return summary, {r.framework: r for r in (RunRecord.model_validate(json.loads(x)) for x in lines)}
+
+
+def test_a_run_gets_a_record_with_ground_truth_and_a_trace(tmp_path):
+    summary, recs = run(tmp_path, ["double-onecall"])
+    r = recs["double-onecall"]
+    assert summary.records == 1 and summary.errors == 0
+    assert r.counters.model_requests_observed == 1 and r.counters.model_requests_reported == 1
+    assert r.counters.tool_executions == 1 and r.requests[0].served_turn is not None
+    assert r.outcome == "incomplete" and r.outcome_rule == 9  # a normal finish without POL-7
+    assert r.verdict == "deviates" and r.deviations[0].name == "outcome"
+    trace = tmp_path / r.trace
+    events = [json.loads(x)["event"] for x in trace.read_text().splitlines()]
+    assert events[0] == "segment" and "model_request" in events and events[-1] == "outcome"
+
+
+def test_crash_hang_and_death_are_isolated_and_the_others_complete(tmp_path):
+    t0 = time.monotonic()
+    summary, recs = run(tmp_path, ["double-crash", "double-hang", "double-die", "double-onecall"], margin=2.0)
+    assert time.monotonic() - t0 < 30
+    assert summary.records == 4
+    assert recs["double-crash"].outcome == "error" and "adapter bug on purpose" in recs["double-crash"].error_reason
+    assert recs["double-hang"].outcome == "hung" and recs["double-hang"].outcome_rule == 2
+    assert "hard timeout" in recs["double-hang"].error_reason
+    assert recs["double-die"].outcome == "error" and "exited with code 3" in recs["double-die"].error_reason
+    assert recs["double-onecall"].outcome == "incomplete"
+    assert summary.errors == 2
+
+
+def test_records_are_appended_as_each_run_finishes(tmp_path):
+    """A later hung run must not hold back an earlier record: with one slot, the quick run's line is on
+    disk before the hung run is decided."""
+    seen_before_hang_ended: list[int] = []
+    import harness.runner as runner_mod
+
+    original = runner_mod.ResultsWriter.append
+
+    def spy(self, record):
+        original(self, record)
+        seen_before_hang_ended.append(len((tmp_path / "results.jsonl").read_text().splitlines()))
+
+    runner_mod.ResultsWriter.append = spy
+    try:
+        run(tmp_path, ["double-onecall", "double-hang"], jobs=1, margin=1.0)
+    finally:
+        runner_mod.ResultsWriter.append = original
+    assert seen_before_hang_ended == [1, 2]
+
+
+def _keys(path: Path) -> list[tuple]:
+    return sorted((r["scenario"], r["framework"], r["variant"], r["repetition"])
+                  for r in map(json.loads, path.read_text().splitlines()))
+
+
+def test_continue_runs_only_what_is_missing_and_drops_a_torn_line(tmp_path):
+    scenarios = ("support_draft_completes", "approval_pause", "parallel_tool_calls")
+    chosen = [s for s in load_scenarios() if s.id in scenarios]
+    plan = RunPlan(scenarios=chosen, variants=[("double-onecall", "default")], jobs=1, out_dir=tmp_path,
+                   show_progress=False)
+    run_suite(plan)
+    results = tmp_path / "results.jsonl"
+    full = _keys(results)
+    lines = results.read_text().splitlines(keepends=True)
+    results.write_text(lines[0] + lines[1][: len(lines[1]) // 2])  # one complete record, then a torn line
+    plan.resume_partial = True
+    summary = run_suite(plan)
+    assert summary.skipped == 1 and summary.records == 2
+    assert any("torn last line" in w for w in summary.warnings)
+    assert _keys(results) == full
+    assert all(json.loads(x) for x in results.read_text().splitlines())
+
+
+def test_a_fresh_run_replaces_earlier_results(tmp_path):
+    run(tmp_path, ["double-onecall"])
+    run(tmp_path, ["double-onecall"])
+    assert len((tmp_path / "results.jsonl").read_text().splitlines()) == 1

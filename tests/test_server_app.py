@@ -1,0 +1,82 @@
+"""The server object itself: registration, the standalone default run, extra routes, malformed requests,
+binding."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import httpx
+import pytest
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
+from harness.errors import BadInput
+from harness.model_server import ModelServer, running, serve_forever
+from harness.model_server.app import bind
+
+TEXT = [{"id": "hello", "text": "hello"}]
+
+
+def test_standalone_default_scenario_answers_any_key_and_extra_routes(make_scenario):
+    async def ping(request):
+        return PlainTextResponse("pong")
+
+    server = ModelServer([Route("/ledger/ping", ping)], default_scenario=make_scenario(TEXT))
+    with running(server) as url:
+        r = httpx.post(url + "/v1/messages", headers={"x-api-key": "anything"},
+                       json={"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]})
+        assert r.status_code == 200 and r.json()["content"][0]["text"] == "hello"
+        assert httpx.get(url + "/ledger/ping").text == "pong"
+    assert [e.served_turn for e in server.requests("default")] == ["hello"]
+
+
+def test_registration_from_another_thread_while_serving(make_scenario):
+    server = ModelServer()
+    with running(server) as url:
+        t = threading.Thread(target=server.register_run, args=("r", "k", make_scenario(TEXT)))
+        t.start()
+        t.join()
+        ok = httpx.post(url + "/v1/chat/completions", headers={"authorization": "Bearer k"},
+                        json={"messages": [{"role": "user", "content": "x"}]})
+        assert ok.status_code == 200
+        with pytest.raises(ValueError, match="already"):
+            server.register_run("r2", "k", make_scenario(TEXT))
+        server.unregister_run("r")
+        gone = httpx.post(url + "/v1/chat/completions", headers={"authorization": "Bearer k"},
+                          json={"messages": []})
+        assert gone.status_code == 401 and gone.json()["error"]["code"] == "invalid_api_key"
+    with pytest.raises(KeyError, match="not registered"):
+        server.requests("r")
+
+
+def test_malformed_body_is_a_logged_violation(model_server, make_scenario, register):
+    server, url = model_server
+    run_id, key = register(make_scenario(TEXT))
+    r = httpx.post(url + "/v1/responses", headers={"authorization": f"Bearer {key}"}, content=b"{not json")
+    assert r.status_code == 400 and r.headers["x-should-retry"] == "false"
+    assert r.json()["error"]["type"] == "invalid_request_error"
+    (entry,) = server.requests(run_id)
+    assert entry.status == 400 and entry.prompt_bytes == 9 and entry.protocol == "openai_responses"
+    assert server.violations(run_id)[0].seq == 1
+
+
+def test_scripted_error_carries_retry_after_ms(model_server, make_scenario, register):
+    _, url = model_server
+    _, key = register(make_scenario([{"id": "t", "text": "x", "fail_first": [{"status": 503}]}]))
+    r = httpx.post(url + "/v1/chat/completions", headers={"authorization": f"Bearer {key}"},
+                   json={"messages": [{"role": "user", "content": "x"}]})
+    assert (r.status_code, r.headers["retry-after-ms"]) == (503, "10")
+
+
+def test_bind_and_serve_forever_refuse_a_port_in_use():
+    sock = bind(0)
+    sock.listen()
+    port = sock.getsockname()[1]
+    try:
+        # TCP explicitly: asyncio then turns Nagle off on accepted connections (else ~40 ms per response)
+        assert sock.proto == socket.IPPROTO_TCP
+        with pytest.raises(BadInput, match=f"port {port} on 127.0.0.1 is already in use"):
+            serve_forever(port, None)
+    finally:
+        sock.close()
