@@ -68,7 +68,11 @@ class OpenAIAgentsAdapter(Adapter):
     # ---- building the agent
     def _agent(self, scenario: Scenario, ctx: RunContext) -> Any:
         from agents import (
-            Agent, FunctionTool, OpenAIChatCompletionsModel, default_tool_error_function, set_tracing_disabled,
+            Agent,
+            FunctionTool,
+            OpenAIChatCompletionsModel,
+            default_tool_error_function,
+            set_tracing_disabled,
         )
         from agents.tool_guardrails import ToolGuardrailFunctionOutput, tool_input_guardrail
         from openai import AsyncOpenAI

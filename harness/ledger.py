@@ -90,6 +90,7 @@ class _RunState:
 class Ledger:
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)
         self._runs: dict[str, _RunState] = {}
         self._ids = itertools.count(1)
 
@@ -101,6 +102,16 @@ class Ledger:
     def unregister_run(self, run_id: str) -> None:
         with self._lock:
             self._runs.pop(run_id, None)
+
+    def wait_settled(self, run_id: str, timeout_s: float) -> bool:
+        """Wait until every call of the run has committed (an abandoned call still runs to its scripted end),
+        so the record sees every effect. False if some call is still open after `timeout_s`."""
+        def settled() -> bool:
+            st = self._runs.get(run_id)
+            return st is None or all(e.ended_s is not None for e in st.entries if e.kind == "call")
+
+        with self._settled:
+            return self._settled.wait_for(settled, timeout_s)
 
     def entries(self, run_id: str) -> list[LedgerEntry]:
         with self._lock:
@@ -198,6 +209,7 @@ class Ledger:
                 st, entry.id, outcome=outcome, committed=commits, duplicate_effect=duplicate, error_kind=kind,
                 result_bytes=len(text.encode()), ended_s=now,
             )
+            self._settled.notify_all()
             return ToolOutcome(ok=outcome == "result", text=text, entry_id=entry.id, error_kind=kind)
 
     async def execute(self, run_id: str, tool: str, args: dict[str, Any], call_id: str | None = None

@@ -328,6 +328,8 @@ class Suite:
     def _record(self, scenario: Scenario, framework: str, variant: str, repetition: int, run_id: str,
                 started_at: str, segments: list[Segment], results: list[SegmentResult], harness_error: str | None,
                 hung_reason: str | None, cpu: float, rss: float | None) -> RunRecord:
+        # an abandoned call still commits at its scripted point: let it, so the record sees every effect
+        self.ledger.wait_settled(run_id, scenario.scripted_delay_s() + 5)
         requests = self.server.requests(run_id)
         ledger = self.ledger.entries(run_id)
         last: NativeSignals | None = segments[-1].outcome_signals if segments else None

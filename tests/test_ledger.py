@@ -167,3 +167,13 @@ async def test_http_face_executes_with_the_token(http_ledger):
     assert r.status_code == 404
     r = await client.post("/ledger/zz/call", json={"tool": "get_ticket"}, headers={TOKEN_HEADER: "s3cret"})
     assert r.status_code == 404
+
+
+async def test_wait_settled_sees_an_abandoned_call_commit(ledger):
+    ledger.register_run("r", scenario({"send_reply": {"approval": "none", "behavior": [{"result": "sent", "delay_s": 0.2}]}}))
+    task = asyncio.ensure_future(ledger.execute("r", "send_reply", {"to": "a", "body": "b"}))
+    await asyncio.sleep(0.05)
+    assert not await asyncio.to_thread(ledger.wait_settled, "r", 0.01)
+    assert await asyncio.to_thread(ledger.wait_settled, "r", 5)
+    assert ledger.entries("r")[0].committed
+    await task

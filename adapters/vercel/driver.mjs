@@ -1,0 +1,373 @@
+// loopbench's long-lived driver for the Vercel AI SDK. One process serves many runs.
+//
+// Protocol (version 1, documented in README.md): line-delimited JSON. The driver writes one `hello` line when
+// it is ready, then reads one request per line on stdin and writes `event` lines and exactly one terminal line
+// (`result` or `error`) per request on stdout, each tagged with the request's `id`. Requests run concurrently;
+// a malformed line gets an `error` reply with `id: null` (or the id it could read) and the driver keeps
+// serving. Everything else the process or the SDK prints goes to stderr, so stdout stays protocol-only.
+//
+// The adapter (adapters/vercel_ai.py) maps what this driver reports onto loopbench's native signals; this file
+// only runs the SDK and reports what it said. It knows nothing about scenarios beyond the request.
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { readFileSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+
+const PROTOCOL_VERSION = 1;
+const HERE = new URL('.', import.meta.url);
+
+// ---- keep stdout for the protocol only
+const writeProtocol = process.stdout.write.bind(process.stdout);
+process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
+for (const name of ['log', 'info', 'debug']) console[name] = (...args) => console.error(...args);
+
+function send(message) {
+  writeProtocol(JSON.stringify(message) + '\n');
+}
+
+function packageVersion(name) {
+  try {
+    return JSON.parse(readFileSync(new URL(`node_modules/${name}/package.json`, HERE), 'utf8')).version;
+  } catch {
+    return null;
+  }
+}
+
+// The SDK's own default stop conditions, read from the installed source (reported, never assumed).
+function sdkDefaults() {
+  const out = { generateText_stopWhen: null, ToolLoopAgent_stopWhen: null };
+  try {
+    const src = readFileSync(new URL('node_modules/ai/dist/index.js', HERE), 'utf8');
+    const gt = /async function generateTextInternal\(\{[^)]*?stopWhen = (isStepCount\(\d+\))/.exec(src);
+    const agent = /stopWhen: this\.settings\.stopWhen \?\? createDefaultStopCondition\((\d+)\)/.exec(src);
+    if (gt) out.generateText_stopWhen = gt[1];
+    if (agent) out.ToolLoopAgent_stopWhen = `isStepCount(${agent[1]})`;
+  } catch {
+    // unknown stays null
+  }
+  return out;
+}
+
+// ---- per-request context: SDK warnings are attributed to the run that caused them
+const requestContext = new AsyncLocalStorage();
+globalThis.AI_SDK_LOG_WARNINGS = (options) => {
+  const store = requestContext.getStore();
+  const warnings = (options.warnings ?? []).map((w) => ({
+    type: w.type, message: w.message ?? w.details ?? null, feature: w.feature ?? w.setting ?? null,
+  }));
+  if (store) store.warnings.push(...warnings);
+  else console.error('AI SDK warning outside a request:', JSON.stringify(warnings));
+};
+
+let sdk; // the imported modules, once per process
+
+const neutralId = (id) => (typeof id === 'string' ? id.replace(/^call_/, '') : id);
+
+class HarnessError extends Error {}
+
+function describeError(error, depth = 0) {
+  if (error == null || typeof error !== 'object') return { name: typeof error, message: String(error) };
+  const out = {
+    name: error.name ?? error.constructor?.name ?? 'Error',
+    constructor: error.constructor?.name ?? null,
+    message: String(error.message ?? '').slice(0, 1000),
+  };
+  for (const key of ['statusCode', 'isRetryable', 'reason', 'url', 'toolName', 'toolCallId']) {
+    if (error[key] !== undefined && typeof error[key] !== 'object') out[key] = error[key];
+  }
+  if (depth < 3) {
+    if (error.lastError) out.lastError = describeError(error.lastError, depth + 1);
+    if (Array.isArray(error.errors)) out.attempts = error.errors.length;
+    if (error.cause) out.cause = describeError(error.cause, depth + 1);
+  }
+  return out;
+}
+
+// ---- the ledger's HTTP face
+async function ledgerPost(req, path, body, signal) {
+  const url = `${req.base_url.replace(/\/$/, '')}/ledger/${encodeURIComponent(req.run_id)}/${path}`;
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-loopbench-token': req.ledger_token },
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (!response.ok) {
+    throw new HarnessError(`ledger ${path} answered HTTP ${response.status}: ${(await response.text()).slice(0, 300)}`);
+  }
+  return response.json();
+}
+
+function validate(req) {
+  const need = {
+    run: ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'prompt', 'tools', 'snapshot_dir'],
+    resume: ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'tools', 'snapshot_dir',
+      'snapshot', 'decisions'],
+  }[req.op];
+  const missing = need.filter((k) => req[k] === undefined || req[k] === null);
+  if (missing.length) return `missing field(s): ${missing.join(', ')}`;
+  if (!Array.isArray(req.tools)) return '`tools` must be a list';
+  if (!['default', 'tool-loop-agent'].includes(req.variant)) return `unknown variant ${JSON.stringify(req.variant)}`;
+  return null;
+}
+
+// ---- one run segment (a run from the prompt, or a resume from a snapshot)
+async function runSegment(req, store) {
+  const { generateText, ToolLoopAgent, isStepCount, jsonSchema, tool } = sdk.ai;
+  const emit = (event, data) => send({ id: req.id, type: 'event', event, ...data });
+  const limits = req.limits ?? {};
+  const approvalOf = Object.fromEntries(req.tools.map((t) => [t.name, t.approval ?? 'none']));
+
+  // resume: the saved conversation plus one tool message with the decisions, keyed by scripted call id
+  let messages = null;
+  const approvedOnResume = new Set();
+  if (req.op === 'resume') {
+    messages = JSON.parse(await readFile(`${req.snapshot}/messages.json`, 'utf8'));
+    const requests = JSON.parse(await readFile(`${req.snapshot}/approvals.json`, 'utf8'));
+    const content = [];
+    for (const r of requests) {
+      const decision = req.decisions[r.call_id];
+      if (decision === undefined) continue; // no decision given: no response (documented)
+      const approved = decision === 'approve';
+      if (approved) approvedOnResume.add(r.tool_call_id);
+      content.push({
+        type: 'tool-approval-response', approvalId: r.approval_id, approved,
+        ...(approved ? {} : { reason: 'rejected by the user' }),
+      });
+    }
+    if (content.length) messages.push({ role: 'tool', content });
+  }
+
+  const authorize = async (name, input, toolCallId, decision) => {
+    const callId = neutralId(toolCallId);
+    await ledgerPost(req, 'authorize', { tool: name, args: input ?? {}, call_id: callId, decision });
+    emit('authorize', { tool: name, call_id: callId, decision });
+  };
+
+  const tools = {};
+  for (const spec of req.tools) {
+    tools[spec.name] = tool({
+      description: spec.description,
+      inputSchema: jsonSchema(spec.parameters),
+      execute: async (input, { toolCallId, abortSignal }) => {
+        const callId = neutralId(toolCallId);
+        emit('tool-start', { tool: spec.name, call_id: callId });
+        let answer;
+        try {
+          answer = await ledgerPost(req, 'call', { tool: spec.name, args: input ?? {}, call_id: callId }, abortSignal);
+        } catch (error) {
+          if (error instanceof HarnessError) store.harnessErrors.push(error.message);
+          emit('tool-end', { tool: spec.name, call_id: callId, ok: false, error: describeError(error).name });
+          throw error;
+        }
+        emit('tool-end', { tool: spec.name, call_id: callId, ok: answer.ok, error_kind: answer.error_kind ?? null });
+        if (!answer.ok) throw new Error(answer.text); // the SDK's own tool-error path (a tool-error part)
+        return answer.text;
+      },
+    });
+  }
+
+  // approval policy -> toolApproval; the per-tool function is the SDK's check point: record it there
+  const toolApproval = {};
+  const approvalSettings = {};
+  for (const spec of req.tools) {
+    if (approvalOf[spec.name] === 'required') {
+      approvalSettings[spec.name] = 'user-approval';
+      toolApproval[spec.name] = async (input, { toolCallId }) => {
+        const revalidation = approvedOnResume.has(toolCallId);
+        await authorize(spec.name, input, toolCallId,
+          revalidation ? 'revalidated on resume (approved by the user)' : 'approval required');
+        return 'user-approval';
+      };
+    } else if (approvalOf[spec.name] === 'deny') {
+      approvalSettings[spec.name] = 'denied';
+      toolApproval[spec.name] = async (input, { toolCallId }) => {
+        await authorize(spec.name, input, toolCallId, 'denied by policy');
+        return { type: 'denied', reason: 'denied by policy' };
+      };
+    }
+  }
+
+  const model = sdk.openai.createOpenAI({ baseURL: `${req.base_url.replace(/\/$/, '')}/v1`, apiKey: req.api_key })
+    .chat(req.model_id);
+  const agent = req.variant === 'tool-loop-agent';
+  const settings = {
+    api: agent ? 'new ToolLoopAgent({...}).generate()' : 'generateText()',
+    provider: "createOpenAI({baseURL, apiKey}).chat(modelId) (Chat Completions)",
+    maxRetries: 'SDK default',
+  };
+  const options = {};
+  if (limits.max_model_calls != null) {
+    options.stopWhen = isStepCount(limits.max_model_calls);
+    settings.stopWhen = `isStepCount(${limits.max_model_calls})`;
+  } else {
+    const d = sdkDefaults();
+    settings.stopWhen = `not set (SDK default: ${(agent ? d.ToolLoopAgent_stopWhen : d.generateText_stopWhen) ?? 'unknown'})`;
+  }
+  let timeout;
+  if (limits.deadline_s != null) {
+    timeout = { totalMs: Math.round(limits.deadline_s * 1000) };
+    settings.timeout = timeout;
+  }
+  if (Object.keys(toolApproval).length) settings.toolApproval = approvalSettings;
+
+  const steps = [];
+  let languageModelCalls = 0;
+  const callbacks = {
+    onStepEnd: (step) => {
+      const summary = {
+        step: step.stepNumber,
+        finish_reason: step.finishReason,
+        tool_calls: step.toolCalls.map((c) => ({ call_id: neutralId(c.toolCallId), tool: c.toolName })),
+        content: step.content.map((p) => p.type),
+        input_tokens: step.usage?.inputTokens ?? null,
+        output_tokens: step.usage?.outputTokens ?? null,
+      };
+      steps.push(summary);
+      emit('step', summary);
+    },
+  };
+  const prompt = req.op === 'run' ? { prompt: req.prompt } : { messages };
+
+  emit('started', { op: req.op, variant: req.variant, settings });
+  let result;
+  let thrown = null;
+  try {
+    if (agent) {
+      const loop = new ToolLoopAgent({
+        model, tools, ...(Object.keys(toolApproval).length ? { toolApproval } : {}),
+        ...(options.stopWhen ? { stopWhen: options.stopWhen } : {}),
+        onLanguageModelCallStart: () => { languageModelCalls += 1; },
+      });
+      result = await loop.generate({ ...prompt, ...(timeout ? { timeout } : {}), ...callbacks });
+    } else {
+      result = await generateText({
+        model, tools, ...(Object.keys(toolApproval).length ? { toolApproval } : {}), ...options,
+        ...(timeout ? { timeout } : {}), ...prompt, ...callbacks,
+        onLanguageModelCallStart: () => { languageModelCalls += 1; },
+      });
+    }
+  } catch (error) {
+    thrown = describeError(error);
+  }
+
+  const out = {
+    id: req.id, type: 'result', settings, steps, language_model_calls: languageModelCalls,
+    warnings: store.warnings, harness_errors: store.harnessErrors,
+  };
+  if (thrown) {
+    const sum = (k) => (steps.some((s) => s[k] != null) ? steps.reduce((a, s) => a + (s[k] ?? 0), 0) : null);
+    return {
+      ...out, ended: 'raised', thrown, step_count: steps.length, step_count_source: 'onStepEnd callbacks',
+      usage: { input_tokens: sum('input_tokens'), output_tokens: sum('output_tokens'), source: 'onStepEnd callbacks' },
+    };
+  }
+
+  const last = result.steps[result.steps.length - 1];
+  const partsOf = (step, type) => step.content.filter((p) => p.type === type);
+  const pending = partsOf(last, 'tool-approval-request').filter((p) => !p.isAutomatic).map((p) => ({
+    approval_id: p.approvalId, tool_call_id: p.toolCall.toolCallId, call_id: neutralId(p.toolCall.toolCallId),
+    tool: p.toolCall.toolName, input: p.toolCall.input,
+  }));
+  const denied = result.steps.flatMap((s) => partsOf(s, 'tool-approval-response').filter((p) => !p.approved))
+    .map((p) => ({ call_id: neutralId(p.toolCall?.toolCallId), tool: p.toolCall?.toolName, reason: p.reason ?? null }));
+  const outputsOfLast = new Set([
+    ...partsOf(last, 'tool-result'), ...partsOf(last, 'tool-error'),
+    ...last.content.filter((p) => p.type === 'tool-approval-response' && !p.approved),
+  ].map((p) => p.toolCallId ?? p.toolCall?.toolCallId));
+
+  let snapshot = null;
+  if (pending.length) {
+    const conversation = [...(messages ?? [{ role: 'user', content: req.prompt }]), ...result.response.messages];
+    await mkdir(req.snapshot_dir, { recursive: true });
+    await writeFile(`${req.snapshot_dir}/messages.json`, JSON.stringify(conversation));
+    await writeFile(`${req.snapshot_dir}/approvals.json`, JSON.stringify(pending));
+    snapshot = req.snapshot_dir;
+    for (const p of pending) emit('approval-request', { tool: p.tool, call_id: p.call_id, approval_id: p.approval_id });
+  }
+  return {
+    ...out,
+    ended: pending.length ? 'paused' : 'returned',
+    finish_reason: result.finishReason,
+    raw_finish_reason: result.rawFinishReason ?? null,
+    text: result.text,
+    step_count: result.steps.length,
+    step_count_source: 'result.steps',
+    usage: { input_tokens: result.usage?.inputTokens ?? null, output_tokens: result.usage?.outputTokens ?? null,
+      source: 'result.usage' },
+    tool_calls_requested: result.steps.reduce((a, s) => a + s.toolCalls.length, 0),
+    last_step: {
+      finish_reason: last.finishReason,
+      tool_calls: last.toolCalls.length,
+      tool_outputs: last.toolCalls.filter((c) => outputsOfLast.has(c.toolCallId)).length,
+    },
+    pending,
+    denied,
+    snapshot,
+  };
+}
+
+async function handle(req) {
+  if (req.op === 'ping') return { id: req.id, type: 'result', pong: true, pid: process.pid };
+  const problem = validate(req);
+  if (problem) return { id: req.id, type: 'error', error: `bad ${req.op} request: ${problem}` };
+  const store = { warnings: [], harnessErrors: [] };
+  try {
+    return await requestContext.run(store, () => runSegment(req, store));
+  } catch (error) {
+    // a driver or harness problem (snapshot unreadable, ledger refused...), not a framework signal
+    const d = describeError(error);
+    return { id: req.id, type: 'error', error: `${d.name}: ${d.message}`, detail: d, stack: error?.stack ?? null };
+  }
+}
+
+function onLine(line, inflight) {
+  if (!line.trim()) return;
+  let req;
+  try {
+    req = JSON.parse(line);
+  } catch (error) {
+    send({ id: null, type: 'error', error: `malformed request (not JSON): ${error.message}` });
+    return;
+  }
+  if (req === null || typeof req !== 'object' || Array.isArray(req)) {
+    send({ id: null, type: 'error', error: 'malformed request: not a JSON object' });
+    return;
+  }
+  const id = typeof req.id === 'string' || typeof req.id === 'number' ? req.id : null;
+  if (id === null) {
+    send({ id: null, type: 'error', error: 'malformed request: `id` must be a string or a number' });
+    return;
+  }
+  if (!['ping', 'run', 'resume'].includes(req.op)) {
+    send({ id, type: 'error', error: `unknown op ${JSON.stringify(req.op)} (expected ping, run or resume)` });
+    return;
+  }
+  const work = handle(req)
+    .catch((error) => ({ id, type: 'error', error: `driver bug: ${error?.stack ?? error}` }))
+    .then((answer) => send(answer))
+    .finally(() => inflight.delete(work));
+  inflight.add(work);
+}
+
+async function main() {
+  try {
+    sdk = { ai: await import('ai'), openai: await import('@ai-sdk/openai') };
+  } catch (error) {
+    send({ type: 'hello', ok: false, protocol: PROTOCOL_VERSION, error: `cannot import the SDK: ${error.message}` });
+    process.exit(1);
+  }
+  send({
+    type: 'hello', ok: true, protocol: PROTOCOL_VERSION, pid: process.pid, node: process.version,
+    packages: { ai: packageVersion('ai'), '@ai-sdk/openai': packageVersion('@ai-sdk/openai'), zod: packageVersion('zod') },
+    defaults: sdkDefaults(),
+  });
+  const inflight = new Set();
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  lines.on('line', (line) => onLine(line, inflight));
+  // the adapter closed our stdin: finish what is in flight (its answers may still be read), then leave
+  lines.on('close', () => Promise.allSettled([...inflight]).then(() => process.exit(0)));
+}
+
+main();

@@ -1,0 +1,464 @@
+"""Vercel AI SDK adapter (`vercel-ai`): a Python adapter driving one long-lived Node program per worker.
+
+The SDK is Node-only, so every segment is a request to `adapters/vercel/driver.mjs` (protocol documented in
+adapters/vercel/README.md), run on the Node binary the locked `node` package installs
+(`adapters/vercel/node_modules/.bin/node`, the version `ai` declares), from the locked `package-lock.json`.
+Each worker process owns ONE driver, started on first use (in `warm`, before a run is timed) and reused by
+every run of that worker; a driver that dies is reported for its in-flight runs (the adapter raises, so the
+runner records `error` with the reason) and is restarted at once, in the background, for the next run.
+
+Translation of the neutral scenario into native controls (the `default` variant keeps every other default):
+- model: `createOpenAI({baseURL: <server>/v1, apiKey: <run key>}).chat(<model id>)` (Chat Completions);
+- tools: `tool({description, inputSchema: jsonSchema(<scenario schema>), execute})`; `execute` POSTs to the
+  ledger's HTTP face with the scripted call id and passes the SDK's `abortSignal` to `fetch` (an aborted call
+  is recorded by the ledger as abandoned); a ledger error throws, so the SDK's own tool-error path applies;
+- max model calls -> `stopWhen: isStepCount(n)`; unset -> nothing (the SDK default stays, so default_limits
+  shows it); deadline -> `timeout: {totalMs}`; token and cost budgets -> unsupported;
+- `approval: required` -> `toolApproval: {<tool>: fn}` returning 'user-approval'; `approval: deny` -> the
+  same returning 'denied'. The per-tool function is the SDK's approval check point, so the `authorize` event is
+  recorded there (including the SDK's re-check of an approved call when a resume starts);
+- the pause: the run returns with `tool-approval-request` parts; the driver saves the conversation
+  (`messages.json`: the prompt plus `response.messages`) and the requests (`approvals.json`) in the snapshot;
+  a resume appends a `tool` message with one `tool-approval-response` per decision (keyed by scripted call id).
+Variant `tool-loop-agent`: `new ToolLoopAgent({...}).generate()` with the same translation, so the agent's own
+defaults (its default stop condition) apply wherever the scenario sets nothing.
+
+Signal mapping (no scenario knowledge):
+- thrown: model/API errors (APICallError, RetryError, NoSuchToolError, InvalidToolInputError,
+  ToolChoiceViolationError...) -> failure="model"; a `TimeoutError` with a `timeout` set -> limit="deadline"
+  (raised); anything else -> failure="other";
+- approval requests left in the last step -> ended="paused" with the pending calls;
+- a step limit has no flag in v7: the SDK returns normally with `finishReason: 'tool-calls'`. The adapter infers
+  it (limit="steps", limit_signal="inferred") when the last step still had tool calls, every one of them has
+  an output (so the loop could have gone on: a stop condition ended it), nothing waits for approval, and the
+  step count equals the `isStepCount(n)` it set — or, when the scenario set no limit, the step count equals
+  the SDK's default read from the installed source (`generateText`: isStepCount(1); `ToolLoopAgent`:
+  isStepCount(20), whose warning the driver captures as supporting evidence);
+- counters: runtime_steps = `result.steps.length` (unit "step"); tokens = `result.usage`; tool calls
+  requested = tool calls over all steps. The SDK reports no model-request count (retries are hidden inside a
+  step), so model_requests_reported stays null. Each segment is a new call: counters are not cumulative.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import json
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.adapter import Adapter, Capabilities, RunContext
+from harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from harness.scenario import Scenario
+
+DRIVER_DIR = Path(__file__).resolve().parent / "vercel"
+DRIVER = DRIVER_DIR / "driver.mjs"
+NODE = DRIVER_DIR / "node_modules" / ".bin" / "node"
+PROTOCOL_VERSION = 1
+HELLO_TIMEOUT_S = 60.0
+MIN_AI = (7,)
+
+# errors the SDK throws when the model or its API misbehaves (names as the SDK sets them)
+MODEL_ERRORS = {
+    "AI_APICallError", "AI_RetryError", "AI_NoSuchToolError", "AI_InvalidToolInputError",
+    "AI_ToolChoiceViolationError", "AI_NoContentGeneratedError", "AI_InvalidResponseDataError",
+    "AI_JSONParseError", "AI_TypeValidationError", "AI_EmptyResponseBodyError", "AI_ToolCallRepairError",
+    "AI_NoOutputGeneratedError", "AI_InvalidPromptError",
+}
+
+
+class DriverDied(RuntimeError):
+    """The Node driver process ended while a request was in flight."""
+
+
+class DriverError(RuntimeError):
+    """The driver answered a request with an `error` (a protocol, driver or harness problem)."""
+
+
+def _package_version(name: str) -> str | None:
+    try:
+        return json.loads((DRIVER_DIR / "node_modules" / name / "package.json").read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+class NodeDriver:
+    """One long-lived `driver.mjs` process, spoken to over line-delimited JSON (thread-safe, sync API).
+
+    Started lazily; after an unexpected death restarted at once in the background (or by the next request).
+    It stays in the worker's process group, so killing the worker kills it too. Requests may overlap; answers
+    are routed by request id. Lines the driver sends without a known id (errors for malformed input) go to `unrouted`.
+    """
+
+    def __init__(self, argv: list[str] | None = None, cwd: Path = DRIVER_DIR):
+        self.argv = argv or [str(NODE), str(DRIVER)]
+        self.cwd = cwd
+        self.proc: subprocess.Popen[str] | None = None
+        self.hello: dict[str, Any] | None = None
+        self.starts = 0
+        self.unrouted: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._lock = threading.Lock()
+        self._pending: dict[str, tuple[subprocess.Popen[str], queue.Queue[dict[str, Any]]]] = {}
+        self._ids = itertools.count(1)
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
+        self._hello_q: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._closing = False
+        self.deaths: list[str] = []  # why earlier drivers of this worker ended unexpectedly
+
+    # ---- process
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def ensure(self) -> dict[str, Any]:
+        with self._lock:
+            self._closing = False
+            if not self.alive():
+                self._start()
+            assert self.hello is not None
+            return self.hello
+
+    def _restart_quietly(self) -> None:
+        with self._lock:
+            if self._closing:
+                return
+        try:
+            self.ensure()
+        except (DriverDied, DriverError, OSError) as exc:  # the next request will try again and raise
+            print(f"[vercel driver] restart after a crash failed: {exc}", file=sys.stderr)
+
+    def _start(self) -> None:
+        self._stderr_tail.clear()
+        self._hello_q = queue.Queue()
+        proc = subprocess.Popen(
+            self.argv, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, encoding="utf-8", bufsize=1,
+        )
+        self.proc = proc
+        self.starts += 1
+        threading.Thread(target=self._read_stdout, args=(proc, self._hello_q), daemon=True).start()
+        threading.Thread(target=self._read_stderr, args=(proc,), daemon=True).start()
+        try:
+            hello = self._hello_q.get(timeout=HELLO_TIMEOUT_S)
+        except queue.Empty:
+            self._kill(proc)
+            raise DriverDied(f"the Node driver sent no hello within {HELLO_TIMEOUT_S:.0f} s") from None
+        if hello is None:
+            raise DriverDied(f"the Node driver exited before its hello: {self._death_reason(proc)}")
+        if not hello.get("ok") or hello.get("protocol") != PROTOCOL_VERSION:
+            self._kill(proc)
+            raise DriverError(f"the Node driver cannot serve protocol {PROTOCOL_VERSION}: {hello}")
+        self.hello = hello
+
+    @staticmethod
+    def _kill(proc: subprocess.Popen[str]) -> None:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+    def _death_reason(self, proc: subprocess.Popen[str]) -> str:
+        code = proc.wait()
+        how = f"killed by signal {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+        tail = " | ".join(self._stderr_tail)
+        return f"the Node driver (pid {proc.pid}) {how}" + (f"; stderr: {tail[-800:]}" if tail else "")
+
+    def _read_stdout(self, proc: subprocess.Popen[str], hello_q: queue.Queue[dict[str, Any] | None]) -> None:
+        assert proc.stdout is not None
+        got_hello = False
+        for line in proc.stdout:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                print(f"[vercel driver] not a protocol line: {line.rstrip()[:300]}", file=sys.stderr)
+                continue
+            if not got_hello and msg.get("type") == "hello":
+                got_hello = True
+                hello_q.put(msg)
+                continue
+            with self._lock:
+                target = self._pending.get(str(msg.get("id")))
+            (target[1] if target else self.unrouted).put(msg)
+        # EOF: the driver is gone. Everything in flight on it learns why.
+        if not got_hello:
+            hello_q.put(None)
+        reason = self._death_reason(proc)
+        with self._lock:
+            waiting = [q for owner, q in self._pending.values() if owner is proc]
+            unexpected = got_hello and self.proc is proc and not self._closing
+            if unexpected:
+                self.deaths.append(reason)
+        for q in waiting:
+            q.put({"type": "died", "reason": reason})
+        if unexpected:  # a healthy driver died: start the next one now, so the next run finds it warm
+            print(f"[vercel driver] {reason}; restarting", file=sys.stderr)
+            threading.Thread(target=self._restart_quietly, daemon=True).start()
+
+    def _read_stderr(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            self._stderr_tail.append(line.rstrip())
+            sys.stderr.write(f"[vercel driver {proc.pid}] {line}")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closing = True
+            proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        try:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self._kill(proc)
+
+    # ---- requests
+    def send_raw(self, line: str) -> None:
+        """Write one raw line (tests use it for malformed input)."""
+        self.ensure()
+        assert self.proc is not None and self.proc.stdin is not None
+        with self._lock:
+            self.proc.stdin.write(line if line.endswith("\n") else line + "\n")
+            self.proc.stdin.flush()
+
+    def request(self, payload: dict[str, Any], on_event: Any = None) -> dict[str, Any]:
+        """Send one request and wait for its terminal line; events go to `on_event`. Raises DriverDied."""
+        t0 = time.perf_counter()
+        self.ensure()
+        waited_s = time.perf_counter() - t0  # > 0 when this request waited for a driver (re)start
+        rid = f"r{next(self._ids)}"
+        q: queue.Queue[dict[str, Any]] = queue.Queue()
+        with self._lock:
+            proc = self.proc
+            if proc is None or proc.poll() is not None:
+                raise DriverDied("the Node driver exited before the request was sent")
+            self._pending[rid] = (proc, q)
+            try:
+                assert proc.stdin is not None
+                proc.stdin.write(json.dumps({**payload, "id": rid}) + "\n")
+                proc.stdin.flush()
+            except OSError as exc:
+                self._pending.pop(rid, None)
+                raise DriverDied(f"cannot write to the Node driver (pid {proc.pid}): {exc}") from None
+        try:
+            while True:
+                msg = q.get()
+                kind = msg.get("type")
+                if kind == "event":
+                    if on_event is not None:
+                        on_event(msg)
+                    continue
+                if kind == "died":
+                    raise DriverDied(f"{msg['reason']} while request {rid} ({payload.get('op')}) was in flight")
+                return {**msg, "driver_pid": proc.pid, "driver_wait_s": round(waited_s, 3)}
+        finally:
+            with self._lock:
+                self._pending.pop(rid, None)
+
+
+_driver: NodeDriver | None = None
+_driver_lock = threading.Lock()
+
+
+def driver() -> NodeDriver:
+    """This worker's one driver (created on first use)."""
+    global _driver
+    with _driver_lock:
+        if _driver is None:
+            _driver = NodeDriver()
+        return _driver
+
+
+def _step_limit_of(text: str | None) -> int | None:
+    m = re.search(r"isStepCount\((\d+)\)", text or "")
+    return int(m.group(1)) if m else None
+
+
+class VercelAIAdapter(Adapter):
+    id = "vercel-ai"
+    distribution = "ai"  # an npm package: versions come from adapters/vercel/node_modules
+    min_version = MIN_AI
+    variants = {
+        "default": "generateText with the SDK's defaults; stopWhen/timeout/toolApproval from the scenario",
+        "tool-loop-agent": "ToolLoopAgent.generate() with the agent's own defaults where the scenario sets none",
+    }
+    capabilities = Capabilities(
+        native_limits=frozenset({"max_model_calls", "deadline_s"}),
+        step_unit="step (one generation plus the tool executions it triggers)",
+        pause="snapshot",
+        pause_survives_restart=True,
+        deny="toolApproval status 'denied' (the model sees execution-denied; the loop goes on)",
+        notes=("a step limit returns normally with finishReason 'tool-calls': the adapter infers it",),
+    )
+
+    # ---- versions and availability (npm packages, not Python distributions)
+    @classmethod
+    def version(cls) -> str | None:
+        return _package_version("ai")
+
+    @classmethod
+    def package_versions(cls) -> dict[str, str]:
+        names = ("ai", "@ai-sdk/openai", "@ai-sdk/provider-utils", "zod", "node")
+        return {n: v for n in names if (v := _package_version(n)) is not None}
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        if not NODE.exists():
+            return f"{NODE} is missing: run `npm ci` in {DRIVER_DIR}"
+        version = cls.version()
+        if version is None:
+            return f"the npm package `ai` is not installed in {DRIVER_DIR}: run `npm ci` there"
+        parsed = tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+        if parsed < cls.min_version:
+            return f"ai {version} is older than the {'.'.join(map(str, cls.min_version))} this adapter needs"
+        return None
+
+    @classmethod
+    def warm(cls) -> None:
+        """Start this worker's driver (Node start-up and import('ai')) before any run is timed."""
+        driver().ensure()
+
+    # ---- running
+    def _payload(self, scenario: Scenario, ctx: RunContext, op: str) -> dict[str, Any]:
+        lim = scenario.limits
+        return {
+            "op": op, "variant": self.variant, "base_url": ctx.base_url, "api_key": ctx.api_key,
+            "run_id": ctx.run_id, "ledger_token": ctx.ledger_token, "model_id": scenario.model.id,
+            "prompt": scenario.prompt, "snapshot_dir": str(ctx.snapshot_dir),
+            "tools": [{"name": n, "description": t.description, "parameters": t.parameters, "approval": t.approval}
+                      for n, t in scenario.tools.items()],
+            "limits": {"max_model_calls": lim.max_model_calls, "deadline_s": lim.deadline_s},
+        }
+
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        return await self._request(scenario, ctx, self._payload(scenario, ctx, "run"))
+
+    async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
+                     ) -> SegmentResult:
+        payload = {**self._payload(scenario, ctx, "resume"), "snapshot": str(snapshot), "decisions": decisions}
+        return await self._request(scenario, ctx, payload)
+
+    async def _request(self, scenario: Scenario, ctx: RunContext, payload: dict[str, Any]) -> SegmentResult:
+        events: list[dict[str, Any]] = []
+        d = driver()
+        answer = await asyncio.to_thread(d.request, payload, events.append)
+        ctx.work_dir.mkdir(parents=True, exist_ok=True)
+        with open(ctx.work_dir / "driver-events.jsonl", "w", encoding="utf-8") as fh:
+            for ev in events:
+                fh.write(json.dumps(ev) + "\n")
+        if answer.get("type") == "error":
+            raise DriverError(f"the Node driver refused the {payload['op']} request: {answer.get('error')}")
+        if answer.get("harness_errors"):
+            raise DriverError("the ledger refused a tool call: " + "; ".join(answer["harness_errors"]))
+        hello = d.hello or {}
+        return self._segment(scenario, ctx, answer, hello)
+
+    # ---- mapping what the driver reported
+    def _segment(self, scenario: Scenario, ctx: RunContext, a: dict[str, Any], hello: dict[str, Any]
+                 ) -> SegmentResult:
+        lim = scenario.limits
+        settings = dict(a.get("settings", {}))
+        settings.update(node=hello.get("node"), driver_protocol=hello.get("protocol"))
+        defaults = hello.get("defaults", {})
+        default_stop = defaults.get("ToolLoopAgent_stopWhen" if self.variant == "tool-loop-agent"
+                                    else "generateText_stopWhen")
+        limits: dict[str, Any] = {}
+        if lim.max_model_calls is not None:
+            limits["max_model_calls"] = {"neutral": lim.max_model_calls,
+                                         "native": f"stopWhen: isStepCount({lim.max_model_calls})"}
+            step_limit = lim.max_model_calls
+        else:
+            limits["max_model_calls"] = {"neutral": None, "native": f"stopWhen not set (SDK default {default_stop})"}
+            step_limit = _step_limit_of(default_stop)
+        if lim.deadline_s is not None:
+            limits["deadline_s"] = {"neutral": lim.deadline_s,
+                                    "native": f"timeout: {{totalMs: {round(lim.deadline_s * 1000)}}}"}
+        unsupported = [k for k in ("max_total_tokens", "max_cost_usd") if getattr(lim, k) is not None]
+        for k in unsupported:
+            limits[k] = {"neutral": getattr(lim, k), "native": None}
+        usage = a.get("usage") or {}
+        counters = ReportedCounters(
+            model_requests_reported=None,
+            tool_calls_requested=a.get("tool_calls_requested"),
+            runtime_steps=a.get("step_count"), runtime_step_unit="step",
+            input_tokens_reported=usage.get("input_tokens"), output_tokens_reported=usage.get("output_tokens"),
+            cumulative=False,
+        )
+        extra: dict[str, Any] = {
+            "steps": [{k: s.get(k) for k in ("step", "finish_reason", "tool_calls")} for s in a.get("steps", [])],
+            "language_model_calls_seen_by_callbacks": a.get("language_model_calls"),
+            "driver_pid": a.get("driver_pid"),
+        }
+        if (a.get("driver_wait_s") or 0) > 0.01:
+            extra["driver_wait_s"] = a["driver_wait_s"]  # this segment's time includes waiting for a driver start
+        if a.get("warnings"):
+            extra["sdk_warnings"] = a["warnings"]
+        notes: list[str] = []
+        common = dict(counters=counters, settings=settings, limits=limits, unsupported=unsupported)
+
+        if a["ended"] == "raised":
+            signals = self._raised(a["thrown"], lim.deadline_s is not None, extra)
+            return SegmentResult(signals=signals, notes=notes, **common)
+
+        if a.get("denied"):
+            extra["denied_calls"] = a["denied"]
+        if a["ended"] == "paused":
+            pending = [PendingCall(call_id=p["call_id"], tool=p["tool"], args=p.get("input") or {})
+                       for p in a["pending"]]
+            extra["approval_requests"] = len(pending)
+            signals = NativeSignals(ended="paused", pending=pending, finish_reason=a.get("finish_reason"),
+                                    final_text=a.get("text") or None, extra=extra)
+            return SegmentResult(signals=signals, snapshot=a.get("snapshot") or str(ctx.snapshot_dir), notes=notes,
+                                 **common)
+
+        last = a.get("last_step") or {}
+        limit = None
+        could_go_on = (last.get("finish_reason") == "tool-calls" and last.get("tool_calls", 0) > 0
+                       and last.get("tool_outputs") == last.get("tool_calls"))
+        if could_go_on and step_limit is not None and a.get("step_count") == step_limit:
+            limit = "steps"
+            warned = any("stopWhen" in (w.get("message") or "") for w in a.get("warnings", []))
+            why = (f"inferred step limit: the last step ended with finishReason 'tool-calls' and all "
+                   f"{last['tool_calls']} tool call(s) had outputs, and steps == {step_limit} "
+                   f"({limits['max_model_calls']['native']})" + ("; the SDK logged its default-stop warning"
+                                                                 if warned else ""))
+            notes.append(why)
+            extra["inference"] = why
+        elif could_go_on:
+            extra["inference"] = (f"the loop stopped after a 'tool-calls' step at {a.get('step_count')} steps, "
+                                  f"not at the step limit {step_limit}: no limit inferred")
+        signals = NativeSignals(
+            ended="returned", final_text=a.get("text") or None, finish_reason=a.get("finish_reason"),
+            limit=limit, limit_signal="inferred" if limit else None, extra=extra,
+        )
+        return SegmentResult(signals=signals, notes=notes, **common)
+
+    @staticmethod
+    def _raised(thrown: dict[str, Any], deadline_set: bool, extra: dict[str, Any]) -> NativeSignals:
+        chain: list[dict[str, Any]] = []
+        cur: dict[str, Any] | None = thrown
+        while cur is not None and len(chain) < 6:
+            chain.append(cur)
+            cur = cur.get("cause") or cur.get("lastError")
+        names = [c.get("name") for c in chain]
+        extra["thrown"] = thrown
+        base = dict(ended="raised", exception_type=thrown.get("name"), exception_message=thrown.get("message"),
+                    extra=extra)
+        if deadline_set and "TimeoutError" in names:
+            return NativeSignals(**base, limit="deadline", limit_signal="raised")
+        if any(n in MODEL_ERRORS for n in names):
+            return NativeSignals(**base, failure="model")
+        return NativeSignals(**base, failure="other")
+

@@ -1,0 +1,258 @@
+"""The Vercel AI SDK adapter: the whole suite through the real runner (both variants), then the Node driver
+itself (protocol errors, a driver killed mid-run, start-up paid once per worker).
+
+Integration assertions are ground-truth facts that do not depend on the framework's choices, plus the signal
+mapping; what the SDK's own units allowed is asserted to be recorded, and consistent with the ledger and the
+server, rather than pinned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import statistics
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from adapters import vercel_ai
+from adapters.vercel_ai import DriverDied, DriverError, NodeDriver, VercelAIAdapter
+from harness.adapter import RunContext
+from harness.ledger import Ledger
+from harness.ledger_http import ledger_routes
+from harness.model_server.app import ModelServer, running
+from harness.record import RunRecord
+from harness.scenario import Scenario, load_scenarios
+from tests.suite_helpers import run_framework
+
+VARIANTS = ("default", "tool-loop-agent")
+
+pytestmark = pytest.mark.skipif(VercelAIAdapter.unavailable_reason() is not None,
+                                reason=str(VercelAIAdapter.unavailable_reason()))
+
+
+# ------------------------------------------------------------------ the suite through the real runner
+@pytest.fixture(scope="module")
+def records(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], RunRecord]:
+    return run_framework("vercel-ai", tmp_path_factory.mktemp("vercel-ai"))
+
+
+def test_every_scenario_ran_in_both_variants_without_error(records):
+    assert len(records) == len(load_scenarios()) * len(VARIANTS)
+    errors = {k: r.error_reason for k, r in records.items() if r.outcome in ("error", "hung")}
+    assert errors == {}
+    assert all(not r.violations for r in records.values()), {k: r.violations for k, r in records.items() if r.violations}
+
+
+def test_versions_come_from_the_locked_node_packages(records):
+    r = records[("support_draft_completes", "default")]
+    assert r.framework_version is not None and r.framework_version.startswith("7.")
+    assert r.packages["node"].startswith("22.")
+    assert r.native["settings"]["node"].startswith("v22.")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_support_draft_completes(records, variant):
+    r = records[("support_draft_completes", variant)]
+    assert r.outcome == "completed" and r.outcome_rule == 8
+    assert r.counters.model_requests_observed == 3 and r.counters.tool_executions == 2
+    assert r.counters.runtime_step_unit == "step" and r.counters.runtime_steps == 3
+    assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
+    assert r.counters.output_tokens_reported == r.counters.output_tokens_observed
+    assert r.counters.model_requests_reported is None  # the SDK reports steps, not requests
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_approval_pause_keeps_the_pending_call(records, variant):
+    r = records[("approval_pause", variant)]
+    assert r.outcome == "awaiting_approval"
+    assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
+    (pending,) = r.pauses[-1].pending
+    assert pending.tool == "send_reply" and pending.args["to"] == "ana@example.com"
+    assert pending.call_id is not None
+    assert r.counters.authorize_events_by_tool.get("send_reply", 0) >= 1  # recorded at the SDK's check
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_approved_resume_runs_in_another_process_and_sends_once(records, variant):
+    r = records[("approval_approved_resume", variant)]
+    assert r.outcome == "completed"
+    assert [s.kind for s in r.pauses] == ["run", "resume"]
+    assert r.pauses[0].worker_pid != r.pauses[1].worker_pid
+    assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.resumes == 1
+    # the Node drivers are different processes too (one per worker)
+    pids = [s.outcome_signals.extra.get("driver_pid") for s in r.pauses]
+    assert None not in pids and pids[0] != pids[1]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_what_is_step_count_8_allowed_is_recorded(records, variant):
+    r = records[("runaway_step_limit", variant)]
+    assert r.limits["max_model_calls"]["native"] == "stopWhen: isStepCount(8)"
+    assert r.outcome == "limit_steps"
+    signals = r.native["signals"]
+    assert signals["limit_signal"] == "inferred" and signals["finish_reason"] == "tool-calls"
+    assert "exception_type" not in signals  # no error, no flag: the limit is inferred
+    c = r.counters
+    assert c.runtime_steps == 8
+    assert c.model_requests_observed == c.runtime_steps  # no retries here: one request per step
+    assert c.tool_executions is not None and c.tool_executions == c.tool_executions_by_tool["search_kb"]
+    assert c.tool_calls_requested is not None and c.tool_calls_requested >= c.tool_executions
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_default_limits_show_the_sdk_default(records, variant):
+    r = records[("default_limits", variant)]
+    native = r.limits["max_model_calls"]["native"]
+    assert native.startswith("stopWhen not set (SDK default isStepCount(")
+    default = int(native.split("isStepCount(")[1].split(")")[0])
+    assert r.outcome == "limit_steps" and r.counters.runtime_steps == default
+    assert r.counters.model_requests_observed == default
+
+
+def test_deadlines_are_native_and_abort_the_tool_call(records):
+    for variant in VARIANTS:
+        model = records[("deadline_slow_model", variant)]
+        tool = records[("deadline_slow_tool", variant)]
+        for r in (model, tool):
+            assert r.outcome == "limit_deadline"
+            assert r.native["signals"]["exception_type"] == "TimeoutError"
+            assert r.limits["deadline_s"]["native"] == "timeout: {totalMs: 2000}"
+            assert "deadline_s" not in r.unsupported
+        assert tool.counters.abandoned_calls == 1  # the abortSignal reached the ledger
+
+
+def test_budgets_are_unsupported_not_dropped(records):
+    assert records[("token_budget", "default")].unsupported == ["max_total_tokens"]
+    assert records[("cost_budget", "default")].unsupported == ["max_cost_usd"]
+
+
+def test_denied_action_never_runs_the_tool(records):
+    for variant in VARIANTS:
+        r = records[("denied_action", variant)]
+        assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
+        assert r.counters.authorize_events_by_tool.get("delete_account", 0) >= 1
+        assert r.native["signals"]["extra"]["denied_calls"][0]["tool"] == "delete_account"
+
+
+def test_model_errors_are_failures(records):
+    r = records[("model_fatal_error", "default")]
+    assert r.outcome == "failed" and r.native["signals"]["failure"] == "model"
+    assert r.counters.model_requests_observed is not None and r.counters.model_requests_observed >= 1
+
+
+def test_resume_twice_is_measured(records):
+    r = records[("resume_twice", "default")]
+    assert r.counters.resumes == 2
+    assert r.counters.tool_executions_by_tool["send_reply"] >= 1
+    assert r.counters.duplicate_effects == r.counters.tool_executions_by_tool["send_reply"] - 1
+
+
+# ------------------------------------------------------------------ the driver itself
+@dataclass
+class MiniHarness:
+    server: ModelServer
+    ledger: Ledger
+    token: str
+    base_url: str
+
+
+@pytest.fixture(scope="module")
+def harness() -> Iterator[MiniHarness]:
+    ledger = Ledger()
+    token = secrets.token_hex(8)
+    server = ModelServer(extra_routes=ledger_routes(ledger, token))
+    with running(server) as base_url:
+        yield MiniHarness(server, ledger, token, base_url)
+
+
+@pytest.fixture
+def fresh_driver(monkeypatch: pytest.MonkeyPatch) -> Iterator[NodeDriver]:
+    """A driver of its own (not the module's), installed as the one the adapter uses."""
+    d = NodeDriver()
+    monkeypatch.setattr(vercel_ai, "_driver", d)
+    yield d
+    d.close()
+
+
+@pytest.fixture(scope="module")
+def scenarios() -> dict[str, Scenario]:
+    return {s.id: s for s in load_scenarios()}
+
+
+def new_ctx(h: MiniHarness, scenario: Scenario, tmp_path: Path) -> RunContext:
+    run_id = f"{scenario.id[:20]}-{uuid.uuid4().hex[:6]}"
+    api_key = f"lb-{secrets.token_hex(8)}"
+    h.server.register_run(run_id, api_key, scenario)
+    h.ledger.register_run(run_id, scenario)
+    return RunContext(run_id=run_id, api_key=api_key, base_url=h.base_url, ledger_token=h.token,
+                      work_dir=tmp_path / run_id / "work", snapshot_dir=tmp_path / run_id / "snapshot")
+
+
+def test_malformed_messages_get_error_replies_and_the_driver_keeps_serving(fresh_driver):
+    hello = fresh_driver.ensure()
+    assert hello["protocol"] == vercel_ai.PROTOCOL_VERSION and hello["node"].startswith("v22.")
+    pid = fresh_driver.pid
+    for line in ("this is not json", "[1, 2]", '{"op": "run"}'):
+        fresh_driver.send_raw(line)
+        reply = fresh_driver.unrouted.get(timeout=10)
+        assert reply["type"] == "error" and reply["id"] is None and "malformed" in reply["error"]
+    unknown = fresh_driver.request({"op": "fly"})
+    assert unknown["type"] == "error" and "unknown op" in unknown["error"]
+    incomplete = fresh_driver.request({"op": "run", "variant": "default"})
+    assert incomplete["type"] == "error" and "missing field" in incomplete["error"]
+    assert fresh_driver.request({"op": "ping"})["pong"] is True
+    assert fresh_driver.pid == pid and fresh_driver.alive() and fresh_driver.starts == 1
+
+
+def test_an_incomplete_request_from_the_adapter_is_raised_not_recorded_as_behaviour(fresh_driver, harness, scenarios,
+                                                                                   tmp_path):
+    sc = scenarios["approval_approved_resume"]
+    ctx = new_ctx(harness, sc, tmp_path)
+    with pytest.raises(DriverError, match="ENOENT|no such file"):
+        asyncio.run(VercelAIAdapter().resume(sc, tmp_path / "missing-snapshot", {"x": "approve"}, ctx))
+    assert fresh_driver.alive()
+
+
+def test_driver_killed_mid_run_reports_the_run_and_restarts(fresh_driver, harness, scenarios, tmp_path):
+    fresh_driver.ensure()
+    first_pid = fresh_driver.pid
+    assert first_pid is not None
+    slow = scenarios["deadline_slow_model"]  # its first model response takes longer than the kill delay
+    killer = threading.Timer(0.5, os.kill, args=(first_pid, signal.SIGKILL))
+    killer.start()
+    with pytest.raises(DriverDied) as died:
+        asyncio.run(VercelAIAdapter().run(slow, new_ctx(harness, slow, tmp_path)))
+    killer.join()
+    assert "SIGKILL" in str(died.value) and str(first_pid) in str(died.value) and "in flight" in str(died.value)
+
+    ok = scenarios["support_draft_completes"]
+    result = asyncio.run(VercelAIAdapter().run(ok, new_ctx(harness, ok, tmp_path)))
+    assert result.signals.ended == "returned" and "POL-7" in (result.signals.final_text or "")
+    assert fresh_driver.pid != first_pid and fresh_driver.starts == 2
+    assert result.signals.extra["driver_pid"] == fresh_driver.pid
+
+
+def test_node_start_up_is_paid_once_per_worker(fresh_driver, harness, scenarios, tmp_path):
+    sc = scenarios["support_draft_completes"]
+    times: list[float] = []
+    pids: list[int | None] = []
+    for _ in range(6):
+        ctx = new_ctx(harness, sc, tmp_path)
+        t0 = time.perf_counter()
+        result = asyncio.run(VercelAIAdapter().run(sc, ctx))  # the first one starts the driver
+        times.append(time.perf_counter() - t0)
+        pids.append(fresh_driver.pid)
+        assert result.signals.ended == "returned"
+        assert harness.server.requests(ctx.run_id) and len(harness.server.requests(ctx.run_id)) == 3
+    first, warm = times[0], times[1:]
+    print(f"\nfirst run (driver start + run): {first:.3f} s; warm runs: {', '.join(f'{t:.3f}' for t in warm)} s")
+    assert len(set(pids)) == 1 and fresh_driver.starts == 1
+    assert statistics.median(warm) < first
