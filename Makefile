@@ -9,7 +9,7 @@ NODE_DIR := adapters/vercel
 NODE_STAMP := $(NODE_DIR)/node_modules/.installed
 UV_VERSION := 0.13.9
 
-.PHONY: install run test lint lock clean
+.PHONY: install run test lint lock clean browser publish bench
 
 install: $(PY_STAMP) $(if $(wildcard $(NODE_DIR)/package-lock.json),$(NODE_STAMP))
 
@@ -27,8 +27,13 @@ $(NODE_STAMP): $(NODE_DIR)/package-lock.json $(NODE_DIR)/package.json
 run: install
 	$(BIN)/loopbench run
 
-test: install
-	$(BIN)/python -m pytest -q
+# The HTML report is tested in a real headless browser: Debian's chromium, installed here when missing
+# (a test tool's own browser download does not work offline).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+test: install browser
+	LOOPBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q
 
 lint: install
 	$(BIN)/ruff check harness adapters reports tests

@@ -129,10 +129,69 @@ def run(
         err.print(f"[yellow]warning[/yellow] {warning}")
     out.print(f"{summary.records} run(s) recorded in {summary.results_file}"
               + (f" ({summary.skipped} already there)" if summary.skipped else ""))
+    if summary.results_file and summary.results_file.exists() and summary.results_file.stat().st_size:
+        _write_reports(out_dir, "md,html,csv,json")
     if summary.interrupted:
         err.print("interrupted: finished runs are kept; `--continue` runs the rest")
         raise typer.Exit(130)
     raise typer.Exit(1 if summary.errors else 0)
+
+
+def _write_reports(results: Path, formats: str) -> None:
+    import warnings
+
+    from reports.build import build_reports
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        paths = build_reports(results, {f.strip() for f in formats.split(",") if f.strip()})
+    for w in caught:
+        err.print(f"[yellow]warning[/yellow] {w.message}")
+    out.print("reports written:")
+    for path in paths:
+        out.print(f"  {path}")
+
+
+@app.command()
+def report(
+    results: Annotated[Path, typer.Argument(help="a results directory or results.jsonl")],
+    formats: Annotated[str, typer.Option("--format", help="comma-separated: md,html,csv,json")] = "md,html,csv,json",
+) -> None:
+    """Build the comparison reports (report.md, report.html, matrix.csv, summary.json) from RunRecords."""
+    try:
+        _write_reports(results, formats)
+    except BadInput as exc:
+        raise _fail(exc) from None
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="a run id (or a unique prefix)")],
+    results: Annotated[Path, typer.Option("--out", help="results directory")] = Path("results/latest"),
+) -> None:
+    """Print one run's record, trace and request log readably."""
+    from reports.show import show_run
+
+    try:
+        print(show_run(results, run_id, color=out.is_terminal, width=out.width))
+    except BadInput as exc:
+        raise _fail(exc) from None
+
+
+@app.command()
+def diff(
+    base: Annotated[Path, typer.Argument(help="baseline results (file or directory)")],
+    new: Annotated[Path, typer.Argument(help="new results (file or directory)")],
+) -> None:
+    """Behaviour changes between two result sets (exit 0 unchanged, 1 changed, 2 bad input)."""
+    from reports.diff import diff_results
+
+    try:
+        markdown, changed = diff_results(base, new)
+    except BadInput as exc:
+        raise _fail(exc) from None
+    print(markdown)
+    raise typer.Exit(1 if changed else 0)
 
 
 @app.command()

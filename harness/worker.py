@@ -26,6 +26,9 @@ from harness.adapter import Adapter, RunContext, adapter_class
 from harness.scenario import Scenario, load_scenarios
 
 _adapters: dict[str, type[Adapter]] = {}
+# one event loop for the worker's life: SDKs that cache an async client per process (langchain-openai) keep a
+# live loop across runs
+_loop = asyncio.Runner()
 _scenarios: dict[str, Scenario] = {}
 
 
@@ -65,9 +68,9 @@ def handle(job: dict[str, Any]) -> dict[str, Any]:
     ctx.snapshot_dir.mkdir(parents=True, exist_ok=True)
     cpu0, t0 = _cpu_s(), time.perf_counter()
     if job["op"] == "run":
-        segment = asyncio.run(adapter.run(scenario, ctx))
+        segment = _loop.run(adapter.run(scenario, ctx))
     else:
-        segment = asyncio.run(adapter.resume(scenario, Path(job["snapshot"]), job.get("decisions", {}), ctx))
+        segment = _loop.run(adapter.resume(scenario, Path(job["snapshot"]), job.get("decisions", {}), ctx))
     return {
         "ok": True,
         "segment": segment.model_dump(mode="json"),

@@ -1,0 +1,514 @@
+"""LangGraph / LangChain adapter (`langgraph`).
+
+Every variant talks to the scripted server through `ChatOpenAI(base_url=<server>/v1, api_key=<run key>,
+model=<scenario model>)` (Chat Completions, the client's own retry defaults) and exposes the scenario tools as
+`StructuredTool`s with the scenario's JSON schema. Each tool gets the model's tool-call id from the injected
+`ToolRuntime` and executes through the ledger; a ledger error is RAISED (`ToolFailed`), so the framework's
+default tool-error path decides (the default `ToolNode` handler only catches argument-validation errors, so
+the exception propagates out of the graph: failure="tool").
+
+Variants
+- `default`: `langchain.agents.create_agent` with its defaults.
+  - max model calls -> `recursion_limit` at the top level of the invocation config. The graph counts
+    supersteps, not model calls, so the adapter derives the translation from the compiled graph's structure:
+    p = supersteps from START up to and including the first `model` node, L = supersteps of one
+    model -> ... -> tools -> ... -> model loop; N model calls (and no tool step after the N-th) fit in
+    `recursion_limit = p + L*(N-1)` (2N-1 for the bare agent, 3N-2 with HumanInTheLoopMiddleware's
+    after_model node). The formula and the values used are recorded in `limits`. No limit in the scenario:
+    the framework default (create_agent binds 9999) is left alone. The limit is a per-invocation config, so a
+    resume is invoked with the same config and gets a fresh budget (recorded, not emulated).
+  - token budget, cost budget, deadline -> `unsupported` (LangGraph has `step_timeout`, a per-superstep
+    timeout, and ChatOpenAI a per-request `timeout`; neither is a run deadline).
+  - `approval: required` -> `HumanInTheLoopMiddleware(interrupt_on={tool: {"allowed_decisions":
+    ["approve", "reject"], "when": <check>}})` (default batched mode: the interrupt is raised in its
+    `after_model` node, before any tool of that turn runs), with an on-disk `AsyncSqliteSaver` in the
+    segment's work dir and `thread_id` = the business task's run id. The `when` predicate always answers
+    True (the same as no predicate); it is where the adapter observes the approval check and records the
+    ledger `authorize` event, so a re-run of the after_model node on resume is counted. A pause copies the
+    closed checkpoint file into the snapshot. Resume: `Command(resume={interrupt_id: {"decisions": [...]}})`,
+    decisions in the interrupt's order, each matched to its scripted call id through the AIMessage's tool
+    calls; approve -> {"type": "approve"}, reject -> {"type": "reject"} (no message: the middleware's own
+    default text, sent to the model as a ToolMessage with status "error"; the loop goes on).
+  - `approval: deny` -> a `wrap_tool_call` middleware that records an `authorize` event ("denied by
+    policy") and returns a ToolMessage with status "error" instead of running the tool — the tool-call
+    wrapper pattern the middleware docs teach. The model is called again (the framework never stops a run on
+    a denial), so `denied` is never signalled: the outcome follows the completion evidence.
+- `stategraph`: a hand-built `StateGraph(MessagesState)`: a `model` node (`ChatOpenAI.bind_tools`), a
+  `ToolNode`, `tools_condition` to END, `tools` -> `model`. A tool that needs approval records its
+  `authorize` event and then calls `interrupt()` inside the tool (the pattern the interrupt docs teach);
+  resume answers that interrupt with {"type": "approve"|"reject"}; reject returns a cancellation text from
+  the tool. On resume the whole `tools` node re-runs from its start: sibling calls of the same turn and the
+  approval check run again (counted through the ledger). Deny: the tool records `authorize` and returns a
+  refusal text without running. Limits as in `default` (the formula is derived from this graph).
+- `model-call-limit`: `default`, but max model calls -> `ModelCallLimitMiddleware(thread_limit=N)` (its default
+  exit_behavior "end": the middleware jumps to the end with an AIMessage saying the limit was exceeded) and
+  `recursion_limit` left at the framework default. `thread_limit`, not `run_limit`: the neutral limit is per
+  business task, which is one thread here; the run count is an UntrackedValue that is not checkpointed, so
+  `run_limit` starts again at every resume (measured). The adapter reports the limit as handled when the
+  segment's last task was a *CallLimitMiddleware node that wrote `jump_to: end` (the framework's own output).
+
+Counters per segment (not cumulative): runtime steps = the distinct supersteps that ran tasks, from the
+graph's `debug` stream; model requests reported = AIMessages produced by the model client in this segment
+(messages already in the checkpoint are excluded by id); tokens summed from their `usage_metadata`.
+
+Measured facts to re-check on upgrade: a resumed invocation gets recursion_limit + 2 supersteps (the loop's
+stop is computed from the checkpoint's step, and the interrupted step runs again); langchain-openai caches its
+default async httpx client per process, so each segment clears that cache (`_fresh_default_async_client`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from harness.adapter import Adapter, Capabilities, RunContext
+from harness.ledger_http import LedgerClient
+from harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from harness.scenario import Scenario
+
+CHECKPOINT_FILE = "checkpoints.sqlite"
+PAUSE_FILE = "pause.json"
+MODEL_NODE = "model"
+TOOLS_NODE = "tools"
+LIMIT_MIDDLEWARE_SUFFIX = "CallLimitMiddleware.before_model"
+UNSUPPORTED_NOTES = {
+    "max_total_tokens": "no native token budget",
+    "max_cost_usd": "no native cost budget",
+    "deadline_s": "no run deadline (step_timeout is per superstep, ChatOpenAI timeout per request)",
+}
+
+
+def neutral_id(call_id: str | None) -> str | None:
+    return call_id.removeprefix("call_") if call_id else call_id
+
+
+class ToolFailed(Exception):
+    """A scripted tool error, raised so the framework's default tool-error path decides."""
+
+
+def loop_shape(edges: list[tuple[str, str]]) -> tuple[int, int]:
+    """(p, L) from a graph's edges: supersteps from START up to and including the first model step, and
+    supersteps of one model -> tools -> model loop."""
+
+    def dist(src: str, dst: str) -> int:
+        seen, todo = {src: 0}, deque([src])
+        while todo:
+            node = todo.popleft()
+            for a, b in edges:
+                if a == node and b not in seen:
+                    seen[b] = seen[node] + 1
+                    todo.append(b)
+        if dst not in seen:
+            raise ValueError(f"no path from {src} to {dst} in the graph")
+        return seen[dst]
+
+    return dist("__start__", MODEL_NODE), dist(MODEL_NODE, TOOLS_NODE) + dist(TOOLS_NODE, MODEL_NODE)
+
+
+class LangGraphAdapter(Adapter):
+    id = "langgraph"
+    distribution = "langgraph"
+    packages = ("langchain", "langchain-core", "langchain-openai", "langgraph-checkpoint-sqlite", "aiosqlite",
+                "openai")
+    min_version = (1, 0)
+    variants = {
+        "default": "langchain.agents.create_agent with its defaults; max model calls -> recursion_limit; "
+                   "approvals -> HumanInTheLoopMiddleware + AsyncSqliteSaver",
+        "stategraph": "hand-built StateGraph (model node + ToolNode + tools_condition) with interrupt() inside "
+                      "the gated tool",
+        "model-call-limit": "create_agent with ModelCallLimitMiddleware(thread_limit=N) instead of recursion_limit",
+    }
+    capabilities = Capabilities(
+        native_limits=frozenset({"max_model_calls"}),
+        step_unit="superstep",
+        pause="snapshot",
+        pause_survives_restart=True,
+        deny="wrap_tool_call middleware returning an error ToolMessage (stategraph: the tool returns a refusal)",
+        notes=("recursion_limit counts supersteps; the limit is per invocation, so a resume gets a fresh budget",),
+    )
+
+    @classmethod
+    def warm(cls) -> None:
+        """Import the SDK and build a throwaway agent (no request is made), so no run pays first-use costs."""
+        from langchain.agents import create_agent
+        from langchain.agents.middleware import HumanInTheLoopMiddleware, ModelCallLimitMiddleware
+        from langchain_openai import ChatOpenAI
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: F401
+        from langgraph.prebuilt import ToolNode  # noqa: F401
+
+        llm = ChatOpenAI(base_url="http://127.0.0.1:9/v1", api_key="warm", model="warm")
+        create_agent(llm, [], middleware=[HumanInTheLoopMiddleware(interrupt_on={}),
+                                          ModelCallLimitMiddleware(run_limit=1)]).get_graph()
+
+    # ------------------------------------------------------------------ building
+    def _needs_checkpointer(self, scenario: Scenario) -> bool:
+        return any(spec.approval == "required" for spec in scenario.tools.values())
+
+    def _tools(self, scenario: Scenario, ledger: LedgerClient) -> list[Any]:
+        from langchain_core.tools import StructuredTool
+        from langgraph.prebuilt import ToolRuntime
+        from langgraph.types import interrupt
+
+        in_tool_gates = self.variant == "stategraph"
+
+        def make(name: str) -> Any:
+            spec = scenario.tools[name]
+
+            async def invoke(runtime: Any, **args: Any) -> str:
+                raw_id = runtime.tool_call_id
+                cid = neutral_id(raw_id)
+                if in_tool_gates and spec.approval == "required":
+                    await ledger.authorize(name, args, cid, "approval required")
+                    answer = interrupt({"type": "tool_approval", "tool_call_id": raw_id, "name": name, "args": args})
+                    if not (isinstance(answer, dict) and answer.get("type") == "approve"):
+                        return f"The user rejected the {name} call; it was not executed."
+                elif in_tool_gates and spec.approval == "deny":
+                    await ledger.authorize(name, args, cid, "denied by policy")
+                    return f"{name} is denied by policy; it was not executed."
+                out = await ledger.call(name, args, cid)
+                if not out.ok:
+                    raise ToolFailed(out.text)
+                return out.text
+
+            # resolved here: the module's lazy imports are not in its globals
+            invoke.__annotations__ = {"runtime": ToolRuntime, "args": Any, "return": str}
+            return StructuredTool(name=name, description=spec.description, args_schema=spec.parameters,
+                                  coroutine=invoke)
+
+        return [make(n) for n in scenario.tools]
+
+    def _middleware(self, scenario: Scenario, ledger: LedgerClient) -> tuple[list[Any], dict[str, Any]]:
+        from langchain.agents.middleware import HumanInTheLoopMiddleware, ModelCallLimitMiddleware, wrap_tool_call
+        from langchain_core.messages import ToolMessage
+
+        middleware: list[Any] = []
+        settings: dict[str, Any] = {}
+        n = scenario.limits.max_model_calls
+        if self.variant == "model-call-limit" and n is not None:
+            middleware.append(ModelCallLimitMiddleware(thread_limit=n))
+            settings["ModelCallLimitMiddleware"] = {"thread_limit": n, "exit_behavior": "end (default)"}
+        gated = [name for name, spec in scenario.tools.items() if spec.approval == "required"]
+        if gated:
+
+            def make_check(name: str) -> Any:
+                def check(request: Any) -> bool:  # the approval check: recorded, then always "interrupt"
+                    call = request.tool_call
+                    ledger.authorize_sync(name, call.get("args") or {}, neutral_id(call.get("id")),
+                                          "approval required")
+                    return True
+
+                return check
+
+            interrupt_on = {name: {"allowed_decisions": ["approve", "reject"], "when": make_check(name)}
+                            for name in gated}
+            middleware.append(HumanInTheLoopMiddleware(interrupt_on=interrupt_on))
+            settings["HumanInTheLoopMiddleware"] = {
+                "interrupt_on": gated, "allowed_decisions": ["approve", "reject"],
+                "interrupt_mode": "batched (default)", "approval_check": "InterruptOnConfig.when (records authorize)",
+            }
+        denied = {name for name, spec in scenario.tools.items() if spec.approval == "deny"}
+        if denied:
+
+            @wrap_tool_call
+            async def deny_by_policy(request: Any, handler: Any) -> Any:
+                call = request.tool_call
+                if call["name"] not in denied:
+                    return await handler(request)
+                await ledger.authorize(call["name"], call.get("args") or {}, neutral_id(call.get("id")),
+                                       "denied by policy")
+                return ToolMessage(content=f"{call['name']} is denied by policy; it was not executed.",
+                                   name=call["name"], tool_call_id=call["id"], status="error")
+
+            middleware.append(deny_by_policy)
+            settings["deny"] = {"tools": sorted(denied), "how": "wrap_tool_call middleware -> error ToolMessage"}
+        return middleware, settings
+
+    def _graph(self, scenario: Scenario, ctx: RunContext, checkpointer: Any) -> tuple[Any, dict[str, Any]]:
+        from langchain_openai import ChatOpenAI
+
+        _fresh_default_async_client()
+        ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
+        llm = ChatOpenAI(base_url=f"{ctx.base_url}/v1", api_key=ctx.api_key, model=scenario.model.id)
+        tools = self._tools(scenario, ledger)
+        settings: dict[str, Any] = {"model_class": "ChatOpenAI (Chat Completions)",
+                                    "checkpointer": "AsyncSqliteSaver (on disk)" if checkpointer else None,
+                                    "stream_mode": ["debug", "values"]}
+        if self.variant == "stategraph":
+            from langgraph.graph import END, START, MessagesState, StateGraph
+            from langgraph.prebuilt import ToolNode, tools_condition
+
+            bound = llm.bind_tools(tools)
+
+            async def call_model(state: MessagesState) -> dict[str, Any]:
+                return {"messages": [await bound.ainvoke(state["messages"])]}
+
+            builder = StateGraph(MessagesState)
+            builder.add_node(MODEL_NODE, call_model)
+            builder.add_node(TOOLS_NODE, ToolNode(tools))
+            builder.add_edge(START, MODEL_NODE)
+            builder.add_conditional_edges(MODEL_NODE, tools_condition, {"tools": TOOLS_NODE, END: END})
+            builder.add_edge(TOOLS_NODE, MODEL_NODE)
+            graph = builder.compile(checkpointer=checkpointer)
+            settings["graph"] = "StateGraph(MessagesState): model -> tools_condition -> ToolNode -> model"
+            if self._needs_checkpointer(scenario):
+                settings["approval"] = "interrupt() inside the gated tool, after an authorize event"
+            if any(spec.approval == "deny" for spec in scenario.tools.values()):
+                settings["deny"] = "the tool returns a refusal text without running"
+            return graph, settings
+        from langchain.agents import create_agent
+
+        middleware, mw_settings = self._middleware(scenario, ledger)
+        graph = create_agent(llm, tools, middleware=middleware, checkpointer=checkpointer)
+        settings.update(graph="langchain.agents.create_agent", middleware=[type(m).__name__ for m in middleware],
+                        **mw_settings)
+        return graph, settings
+
+    def _limits(self, scenario: Scenario, graph: Any) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+        """(invocation config extras, limits record, unsupported)."""
+        try:  # where langgraph keeps its default (private: only for the record)
+            from langgraph._internal._config import DEFAULT_RECURSION_LIMIT as lg_default
+        except ImportError:
+            lg_default = "langgraph's"
+
+        n = scenario.limits.max_model_calls
+        bound = (getattr(graph, "config", None) or {}).get("recursion_limit")
+        default = (f"recursion_limit default ({bound}, bound by create_agent)" if bound is not None
+                   else f"recursion_limit default ({lg_default})")
+        config: dict[str, Any] = {}
+        limits: dict[str, Any] = {}
+        if n is None:
+            limits["max_model_calls"] = {"neutral": None, "native": default}
+        elif self.variant == "model-call-limit":
+            limits["max_model_calls"] = {"neutral": n, "native": f"ModelCallLimitMiddleware(thread_limit={n})",
+                                         "recursion_limit": default}
+        else:
+            edges = [(e.source, e.target) for e in graph.get_graph().edges]
+            p, loop = loop_shape(edges)
+            k = p + loop * (n - 1)
+            config["recursion_limit"] = k
+            limits["max_model_calls"] = {
+                "neutral": n, "native": f"recursion_limit={k}",
+                "formula": f"recursion_limit = p + L*(N-1) = {p} + {loop}*({n}-1) = {k}: p={p} superstep(s) up to "
+                           f"the first model step, L={loop} supersteps per model->tools loop",
+            }
+        unsupported = [k for k in ("max_total_tokens", "max_cost_usd", "deadline_s")
+                       if getattr(scenario.limits, k) is not None]
+        for key in unsupported:
+            limits[key] = {"neutral": getattr(scenario.limits, key), "native": None, "note": UNSUPPORTED_NOTES[key]}
+        return config, limits, unsupported
+
+    # ------------------------------------------------------------------ running
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        from langchain_core.messages import HumanMessage
+
+        return await self._segment(scenario, ctx, db=None, thread_id=ctx.run_id,
+                                   start=lambda _g, _c, _s: {"messages": [HumanMessage(scenario.prompt)]})
+
+    async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
+                     ) -> SegmentResult:
+        meta = json.loads((snapshot / PAUSE_FILE).read_text())
+        ctx.work_dir.mkdir(parents=True, exist_ok=True)
+        db = ctx.work_dir / CHECKPOINT_FILE
+        shutil.copy2(snapshot / meta["checkpoint"], db)
+
+        def start(_graph: Any, _config: Any, state: Any) -> Any:
+            from langgraph.types import Command
+
+            answers: dict[str, Any] = {}
+            for interrupt_id, kind, calls in self._pending(state):
+                missing = [c.call_id for c in calls if c.call_id not in decisions]
+                if missing or kind == "unknown":
+                    raise ValueError(f"no decision for pending call(s) {missing or kind} of interrupt {interrupt_id}")
+                chosen = [{"type": decisions[c.call_id or ""]} for c in calls]
+                answers[interrupt_id] = {"decisions": chosen} if kind == "hitl" else chosen[0]
+            return Command(resume=answers)
+
+        result = await self._segment(scenario, ctx, db=db, thread_id=meta["thread_id"], start=start)
+        if "recursion_limit" in result.settings:
+            note = (f"resumed with the same config: a fresh recursion_limit={result.settings['recursion_limit']} "
+                    "(the limit is per invocation, not saved in the checkpoint)")
+            result = result.model_copy(update={"notes": [*result.notes, note]})
+        return result
+
+    async def _segment(self, scenario: Scenario, ctx: RunContext, db: Path | None, thread_id: str, start: Any
+                       ) -> SegmentResult:
+        if db is None and self._needs_checkpointer(scenario):
+            ctx.work_dir.mkdir(parents=True, exist_ok=True)
+            db = ctx.work_dir / CHECKPOINT_FILE
+        if db is None:
+            return await self._drive(scenario, ctx, None, thread_id, start)
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+            result = await self._drive(scenario, ctx, saver, thread_id, start)
+        if result.signals.ended == "paused":  # the connection is closed: the file is complete on its own
+            ctx.snapshot_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(db, ctx.snapshot_dir / CHECKPOINT_FILE)
+            meta = {"thread_id": thread_id, "checkpoint": CHECKPOINT_FILE,
+                    "pending": [p.model_dump() for p in result.signals.pending]}
+            (ctx.snapshot_dir / PAUSE_FILE).write_text(json.dumps(meta, indent=1))
+            result = result.model_copy(update={"snapshot": str(ctx.snapshot_dir)})
+        return result
+
+    async def _drive(self, scenario: Scenario, ctx: RunContext, saver: Any, thread_id: str, start: Any
+                     ) -> SegmentResult:
+        graph, settings = self._graph(scenario, ctx, saver)
+        extra_config, limits, unsupported = self._limits(scenario, graph)
+        config: dict[str, Any] = {**extra_config}
+        if saver is not None:
+            config["configurable"] = {"thread_id": thread_id}
+            settings["thread_id"] = "the business task's run id"
+        settings.update({k: v for k, v in extra_config.items()})
+        common = dict(settings=settings, limits=limits, unsupported=unsupported)
+
+        prior_ids: set[str] = set()
+        state = None
+        if saver is not None:
+            state = await graph.aget_state(config)
+            prior_ids = {m.id for m in (state.values or {}).get("messages", []) if getattr(m, "id", None)}
+        graph_input = start(graph, config, state)
+
+        steps: set[int] = set()
+        last_task: dict[str, Any] | None = None
+        values: dict[str, Any] = {}
+        try:
+            async for mode, chunk in graph.astream(graph_input, config, stream_mode=["debug", "values"]):
+                if mode == "values" and isinstance(chunk, dict):
+                    values = chunk
+                elif mode == "debug" and isinstance(chunk, dict):
+                    if chunk.get("type") == "task":
+                        steps.add(chunk["step"])
+                    elif chunk.get("type") == "task_result":
+                        last_task = chunk.get("payload")
+        except Exception as exc:  # the framework ended by raising: map the signal
+            counters = self._counters(values, prior_ids, steps)
+            return SegmentResult(signals=self._raised(exc, len(steps)), counters=counters, **common)
+
+        if saver is not None:
+            final = await graph.aget_state(config)
+            values = final.values or values
+            pending_groups = self._pending(final)
+            if pending_groups:
+                pending = [c for _, _, calls in pending_groups for c in calls]
+                signals = NativeSignals(
+                    ended="paused", pending=pending,
+                    extra={"interrupts": len(pending_groups), "supersteps": len(steps),
+                           "interrupt_kinds": sorted({k for _, k, _ in pending_groups})},
+                )
+                return SegmentResult(signals=signals, counters=self._counters(values, prior_ids, steps), **common)
+
+        counters = self._counters(values, prior_ids, steps)
+        handled = (last_task is not None and str(last_task.get("name", "")).endswith(LIMIT_MIDDLEWARE_SUFFIX)
+                   and isinstance(last_task.get("result"), dict) and last_task["result"].get("jump_to") == "end")
+        extra: dict[str, Any] = {"supersteps": len(steps)}
+        if handled:
+            extra["limit_node"] = last_task["name"] if last_task else None
+        messages = values.get("messages", [])
+        final_text = _text(messages[-1]) if messages else None
+        signals = NativeSignals(ended="returned", final_text=final_text, limit="steps" if handled else None,
+                                limit_signal="handled" if handled else None,
+                                finish_reason=_finish_reason(messages), extra=extra)
+        return SegmentResult(signals=signals, counters=counters, **common)
+
+    # ------------------------------------------------------------------ mapping
+    @staticmethod
+    def _pending(state: Any) -> list[tuple[str, str, list[PendingCall]]]:
+        """Pending interrupts of a checkpoint: (interrupt id, kind, calls with scripted ids)."""
+        from langchain_core.messages import AIMessage
+
+        messages = (state.values or {}).get("messages", [])
+        last_ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        out: list[tuple[str, str, list[PendingCall]]] = []
+        for intr in getattr(state, "interrupts", ()) or ():
+            value = intr.value
+            if isinstance(value, dict) and "action_requests" in value:  # HumanInTheLoopMiddleware, batched
+                available = list(last_ai.tool_calls) if last_ai else []
+                calls = []
+                for action in value["action_requests"]:
+                    match = next((tc for tc in available
+                                  if tc["name"] == action["name"] and tc["args"] == action["args"]), None)
+                    if match is not None:
+                        available.remove(match)
+                    calls.append(PendingCall(call_id=neutral_id(match["id"]) if match else None,
+                                             tool=action["name"], args=action["args"]))
+                out.append((intr.id, "hitl", calls))
+            elif isinstance(value, dict) and "tool_call_id" in value:  # interrupt() inside a tool
+                out.append((intr.id, "tool", [PendingCall(call_id=neutral_id(value["tool_call_id"]),
+                                                          tool=value.get("name", ""), args=value.get("args", {}))]))
+            else:
+                out.append((intr.id, "unknown", []))
+        return out
+
+    @staticmethod
+    def _raised(exc: Exception, supersteps: int) -> NativeSignals:
+        from langgraph.errors import GraphRecursionError
+        from openai import APIError
+
+        base = dict(ended="raised", exception_type=type(exc).__name__, exception_message=str(exc)[:500],
+                    extra={"supersteps": supersteps})
+        if isinstance(exc, GraphRecursionError):
+            return NativeSignals(**base, limit="steps", limit_signal="raised")
+        if type(exc).__name__ == "ModelCallLimitExceededError":
+            return NativeSignals(**base, limit="steps", limit_signal="raised")
+        chain: list[BaseException] = []
+        cur: BaseException | None = exc
+        while cur is not None and len(chain) < 10:
+            chain.append(cur)
+            cur = cur.__cause__ or cur.__context__
+        if any(isinstance(e, ToolFailed) for e in chain):
+            return NativeSignals(**base, failure="tool")
+        if any(isinstance(e, APIError) for e in chain):
+            return NativeSignals(**base, failure="model")
+        return NativeSignals(**base, failure="other")
+
+    @staticmethod
+    def _counters(values: dict[str, Any], prior_ids: set[str], steps: set[int]) -> ReportedCounters:
+        from langchain_core.messages import AIMessage
+
+        produced = [m for m in values.get("messages", [])
+                    if isinstance(m, AIMessage) and m.id not in prior_ids
+                    and (m.usage_metadata is not None or m.response_metadata.get("finish_reason"))]
+        usage = [m.usage_metadata for m in produced if m.usage_metadata is not None]
+        return ReportedCounters(
+            model_requests_reported=len(produced),
+            tool_calls_requested=sum(len(m.tool_calls) for m in produced),
+            runtime_steps=len(steps), runtime_step_unit="superstep",
+            input_tokens_reported=sum(u.get("input_tokens", 0) for u in usage) if usage else None,
+            output_tokens_reported=sum(u.get("output_tokens", 0) for u in usage) if usage else None,
+            cumulative=False,
+        )
+
+
+def _fresh_default_async_client() -> None:
+    """langchain-openai caches its default async httpx client process-wide (lru_cache keyed by base URL), so a
+    second `asyncio.run` in the same warm worker reuses connections bound to a closed event loop and fails
+    with "Event loop is closed". Each segment runs in its own event loop: start it with an empty cache, as the
+    first run of a fresh process would."""
+    try:
+        from langchain_openai.chat_models import _client_utils
+    except ImportError:
+        return
+    cached = getattr(_client_utils, "_cached_async_httpx_client", None)
+    if cached is not None and hasattr(cached, "cache_clear"):
+        cached.cache_clear()
+
+
+def _text(message: Any) -> str | None:
+    from langchain_core.messages import AIMessage
+
+    if not isinstance(message, AIMessage):
+        return None
+    text = message.text
+    return str(text) if text is not None else None
+
+
+def _finish_reason(messages: list[Any]) -> str | None:
+    from langchain_core.messages import AIMessage
+
+    for m in reversed(messages):
+        if isinstance(m, AIMessage) and m.response_metadata.get("finish_reason"):
+            return str(m.response_metadata["finish_reason"])
+    return None

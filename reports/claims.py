@@ -1,0 +1,436 @@
+"""The documented claims (reports/claims.yaml) checked against RunRecords: holds / refuted / not testable.
+
+The predicate format is documented at the top of reports/claims.yaml. In short, a claim's `predicate` is a
+list of checks; each check selects records (scenario, framework, variant, optional `where` conditions) and
+`require`s conditions of every selected record (or of at least one, with `quantifier: any`). A condition is a
+small expression over the record's fields (`native.signals.exception_type == "MaxTurnsExceeded"`,
+`counters.model_requests_observed <= limits.max_model_calls.neutral`), evaluated by a restricted evaluator:
+no Python is executed.
+
+Verdict of a check: no selected records → not testable; a record failing a condition → refuted; a condition
+that needs a value the run did not measure (null in an ordering or arithmetic) → not testable; else holds.
+Verdict of a claim: no predicate → not testable; any check refuted → refuted; every check holds → holds;
+otherwise not testable. Never "holds" without runs as evidence. Runs whose outcome is `error` (loopbench
+itself broke) are never evidence.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+import yaml
+
+from harness.errors import BadInput, InputProblem
+from harness.record import NativeSignals, RunRecord
+
+CLAIMS_FILE = Path(__file__).resolve().parent / "claims.yaml"
+RECORD_FIELDS = frozenset(RunRecord.model_fields)
+ClaimVerdict = Literal["holds", "refuted", "not testable"]
+_LITERALS = {"null": None, "None": None, "true": True, "True": True, "false": False, "False": False}
+
+
+class Unknown(Exception):
+    """A condition needs a value the run did not measure."""
+
+
+# ---------------------------------------------------------------- the expression evaluator
+_CMP = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}
+_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+        ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+_FUNCS = {"len": len, "abs": abs, "min": min, "max": max}
+
+
+def _path_of(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _path_of(node.value)
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, ast.Subscript):
+        base = _path_of(node.value)
+        key = node.slice.value if isinstance(node.slice, ast.Constant) else "?"
+        return f"{base}[{key!r}]" if base else None
+    return None
+
+
+def check_expression(expr: str) -> ast.Expression:
+    """Parse and vet a condition; ValueError says what is not allowed."""
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"not a valid condition ({exc.msg})") from exc
+    for node in ast.walk(tree):
+        ok = isinstance(node, ast.Expression | ast.Compare | ast.BoolOp | ast.UnaryOp | ast.BinOp | ast.Constant
+                        | ast.Name | ast.Attribute | ast.Subscript | ast.List | ast.Tuple | ast.Call | ast.Load
+                        | ast.And | ast.Or | ast.Not | ast.USub | ast.cmpop | ast.operator)
+        if not ok:
+            raise ValueError(f"{type(node).__name__} is not allowed in a condition")
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _FUNCS):
+            raise ValueError(f"only {', '.join(_FUNCS)} may be called")
+        if isinstance(node, ast.BinOp) and type(node.op) not in _BIN:
+            raise ValueError(f"operator {type(node.op).__name__} is not allowed")
+        if isinstance(node, ast.Attribute | ast.Subscript):
+            root = node
+            while isinstance(root, ast.Attribute | ast.Subscript):
+                root = root.value
+            if not (isinstance(root, ast.Name) and root.id in RECORD_FIELDS):
+                raise ValueError(f"a field path must start with a RunRecord field, not {ast.unparse(root)!r}")
+    return tree
+
+
+class _Eval:
+    def __init__(self, record: dict[str, Any]):
+        self.record = record
+        self.seen: dict[str, Any] = {}  # paths read and their values, for the evidence
+
+    def __call__(self, node: ast.AST) -> Any:
+        return getattr(self, "_" + type(node).__name__)(node)
+
+    def _Expression(self, n: ast.Expression) -> Any:
+        return self(n.body)
+
+    def _Constant(self, n: ast.Constant) -> Any:
+        return n.value
+
+    def _List(self, n: ast.List) -> Any:
+        return [self(e) for e in n.elts]
+
+    _Tuple = _List
+
+    def _Name(self, n: ast.Name) -> Any:
+        if n.id in RECORD_FIELDS:
+            v = self.record.get(n.id)
+            self.seen[n.id] = v
+            return v
+        if n.id in _LITERALS:
+            return _LITERALS[n.id]
+        return n.id  # a bare word is a string: outcome == completed
+
+    def _lookup(self, base: Any, key: Any, path: str, parent: str) -> Any:
+        if isinstance(base, dict):
+            v = base.get(key)
+            if v is None and parent.endswith("_by_tool"):
+                v = 0  # a per-tool counter a tool never reached is zero (harness Counters.get)
+        elif isinstance(base, list) and isinstance(key, int):
+            v = base[key] if -len(base) <= key < len(base) else None
+        else:
+            v = None
+        self.seen[path] = v
+        return v
+
+    def _Attribute(self, n: ast.Attribute) -> Any:
+        return self._lookup(self(n.value), n.attr, _path_of(n) or "?", _path_of(n.value) or "")
+
+    def _Subscript(self, n: ast.Subscript) -> Any:
+        return self._lookup(self(n.value), self(n.slice), _path_of(n) or "?", _path_of(n.value) or "")
+
+    def _Call(self, n: ast.Call) -> Any:
+        args = [self(a) for a in n.args]
+        if any(a is None for a in args):
+            raise Unknown(f"{ast.unparse(n)}: not measured")
+        return _FUNCS[n.func.id](*args)  # type: ignore[attr-defined]
+
+    def _UnaryOp(self, n: ast.UnaryOp) -> Any:
+        v = self(n.operand)
+        if isinstance(n.op, ast.Not):
+            return not v
+        if v is None:
+            raise Unknown(f"{ast.unparse(n.operand)}: not measured")
+        return -v
+
+    def _BinOp(self, n: ast.BinOp) -> Any:
+        a, b = self(n.left), self(n.right)
+        if a is None or b is None:
+            raise Unknown(f"{ast.unparse(n.left if a is None else n.right)}: not measured")
+        return _BIN[type(n.op)](a, b)
+
+    def _BoolOp(self, n: ast.BoolOp) -> Any:
+        vals = [self(v) for v in n.values]
+        return all(vals) if isinstance(n.op, ast.And) else any(vals)
+
+    def _Compare(self, n: ast.Compare) -> Any:
+        left = self(n.left)
+        for op, comp in zip(n.ops, n.comparators, strict=True):
+            right = self(comp)
+            if isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE) and (left is None or right is None):
+                raise Unknown(f"{ast.unparse(n.left if left is None else comp)}: not measured")
+            if isinstance(op, ast.In | ast.NotIn) and right is None:
+                raise Unknown(f"{ast.unparse(comp)}: not measured")
+            try:
+                ok = _CMP[type(op)](left, right)
+            except TypeError as exc:
+                raise Unknown(f"{ast.unparse(n)}: {exc}") from exc
+            if not ok:
+                return False
+            left = right
+        return True
+
+
+def record_view(rec: RunRecord) -> dict[str, Any]:
+    """The record as predicates see it: its JSON form, with native.signals completed with NativeSignals'
+    defaults (so `native.signals.pending` is [] rather than missing when nothing was pending)."""
+    d = rec.model_dump(mode="json")
+    native = dict(d.get("native") or {})
+    sig = native.get("signals")
+    if isinstance(sig, dict):
+        try:
+            native["signals"] = NativeSignals.model_validate(sig).model_dump(mode="json")
+        except ValueError:
+            pass
+    d["native"] = native
+    return d
+
+
+def evaluate(expr: str | ast.Expression, rec: RunRecord | dict[str, Any]) -> tuple[bool | None, dict[str, Any], str]:
+    """(True/False, or None when not measured; the values read; a note) of one condition on one record."""
+    tree = check_expression(expr) if isinstance(expr, str) else expr
+    view = record_view(rec) if isinstance(rec, RunRecord) else rec
+    ev = _Eval(view)
+    try:
+        return bool(ev(tree)), ev.seen, ""
+    except Unknown as exc:
+        return None, ev.seen, str(exc)
+
+
+# ---------------------------------------------------------------- claims and checks
+@dataclass
+class Check:
+    scenarios: list[str]
+    frameworks: list[str] | None  # None: any framework
+    variants: list[str] | None  # None: any variant
+    where: list[str] = field(default_factory=list)
+    require: list[str] = field(default_factory=list)
+    quantifier: Literal["all", "any"] = "all"
+
+    def describe(self) -> str:
+        sel = [f"scenario {'/'.join(self.scenarios)}"]
+        sel.append(f"framework {'/'.join(self.frameworks)}" if self.frameworks else "every framework")
+        sel.append(f"variant {'/'.join(self.variants)}" if self.variants else "every variant")
+        return ", ".join(sel)
+
+
+@dataclass
+class Claim:
+    id: str
+    framework: str
+    text: str
+    source: str
+    scenarios: list[str]
+    checks: list[Check] | None  # None: no predicate
+    not_testable: str | None = None
+    note: str | None = None
+
+
+@dataclass
+class CheckResult:
+    check: Check
+    verdict: ClaimVerdict
+    evidence: list[str]  # run ids
+    detail: str
+
+
+@dataclass
+class ClaimResult:
+    claim: Claim
+    verdict: ClaimVerdict
+    evidence: list[str]
+    detail: str
+    versions: list[str]
+    checks: list[CheckResult]
+
+
+def _as_list(v: Any) -> list[str] | None:
+    if v is None:
+        return None
+    return [str(x) for x in v] if isinstance(v, list) else [str(v)]
+
+
+def _parse_check(raw: Any, claim_fw: str, where: str, problems: list[InputProblem], file: str) -> Check | None:
+    if not isinstance(raw, dict):
+        problems.append(InputProblem(file, where, "a check must be a mapping with select and require"))
+        return None
+    unknown = set(raw) - {"select", "where", "require", "quantifier"}
+    if unknown:
+        problems.append(InputProblem(file, where, f"unknown key(s) {sorted(unknown)}"))
+    sel = raw.get("select") or {}
+    if not isinstance(sel, dict) or not sel.get("scenario"):
+        problems.append(InputProblem(file, f"{where}.select", "select.scenario is required"))
+        return None
+    bad = set(sel) - {"scenario", "framework", "variant"}
+    if bad:
+        problems.append(InputProblem(file, f"{where}.select", f"unknown key(s) {sorted(bad)}"))
+    fw = sel.get("framework", claim_fw)
+    frameworks = None if fw in ("all", "*") else _as_list(fw)
+    var = sel.get("variant", "default")
+    variants = None if var in ("all", "*") else _as_list(var)
+    conds: dict[str, list[str]] = {}
+    for key in ("where", "require"):
+        vals = raw.get(key) or []
+        if isinstance(vals, str):
+            vals = [vals]
+        if not isinstance(vals, list):
+            problems.append(InputProblem(file, f"{where}.{key}", "a list of conditions expected"))
+            vals = []
+        for j, c in enumerate(vals):
+            try:
+                check_expression(str(c))
+            except ValueError as exc:
+                problems.append(InputProblem(file, f"{where}.{key}.{j}", f"{c!r}: {exc}"))
+        conds[key] = [str(c) for c in vals]
+    if not conds["require"]:
+        problems.append(InputProblem(file, f"{where}.require", "at least one condition is required"))
+    q = raw.get("quantifier", "all")
+    if q not in ("all", "any"):
+        problems.append(InputProblem(file, f"{where}.quantifier", f"'all' or 'any', not {q!r}"))
+        q = "all"
+    return Check(_as_list(sel["scenario"]) or [], frameworks, variants, conds["where"], conds["require"], q)
+
+
+def load_claims(path: Path | str = CLAIMS_FILE) -> list[Claim]:
+    """The claims of a claims file, predicates parsed and vetted; BadInput lists every problem."""
+    p = Path(path)
+    file = str(p)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise BadInput([InputProblem(file, "", f"cannot read: {exc.strerror or exc}")]) from exc
+    except yaml.YAMLError as exc:
+        raise BadInput([InputProblem(file, "", f"not valid YAML: {exc}")]) from exc
+    if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
+        raise BadInput([InputProblem(file, "claims", "a list of claims expected")])
+    problems: list[InputProblem] = []
+    out: list[Claim] = []
+    for i, c in enumerate(data["claims"]):
+        where = f"claims.{i}"
+        if not isinstance(c, dict) or not all(k in c for k in ("id", "framework", "text")):
+            problems.append(InputProblem(file, where, "a claim needs id, framework and text"))
+            continue
+        checks: list[Check] | None = None
+        pred = c.get("predicate")
+        if pred is not None:
+            if not isinstance(pred, list) or not pred:
+                problems.append(InputProblem(file, f"{where}.predicate", "a non-empty list of checks expected"))
+            else:
+                checks = []
+                for j, raw in enumerate(pred):
+                    chk = _parse_check(raw, str(c["framework"]), f"{where}.predicate.{j}", problems, file)
+                    if chk is not None:
+                        checks.append(chk)
+        out.append(Claim(str(c["id"]), str(c["framework"]), " ".join(str(c["text"]).split()), str(c.get("source", "")),
+                         [str(s) for s in c.get("scenarios") or []], checks, c.get("not_testable"), c.get("note")))
+    if problems:
+        raise BadInput(problems)
+    return out
+
+
+def _selected(check: Check, records: list[RunRecord]) -> list[RunRecord]:
+    out = []
+    for r in records:
+        if r.scenario not in check.scenarios:
+            continue
+        if check.frameworks is not None and r.framework not in check.frameworks:
+            continue
+        if check.variants is not None and r.variant not in check.variants:
+            continue
+        out.append(r)
+    return out
+
+
+def _values_text(seen: dict[str, Any]) -> str:
+    from reports.tables import fmt
+
+    shown = {k: v for k, v in seen.items() if "." in k or "[" in k or k in ("outcome", "verdict", "variant")}
+    return ", ".join(f"{k} = {fmt(v, 60)}" for k, v in shown.items())
+
+
+def run_check(check: Check, records: list[RunRecord]) -> CheckResult:
+    chosen = [r for r in _selected(check, records) if r.outcome != "error"]
+    errored = len(_selected(check, records)) - len(chosen)
+    if check.where:
+        chosen = [r for r in chosen if all(evaluate(w, r)[0] for w in check.where)]
+    if not chosen:
+        why = f"no runs of {check.describe()}"
+        if errored:
+            why += f" ({errored} run(s) ended in error: loopbench broke, not evidence)"
+        return CheckResult(check, "not testable", [], why)
+    passing, failing, unknown = [], [], []
+    for r in chosen:
+        fails, unk = [], []
+        for cond in check.require:
+            ok, seen, note = evaluate(cond, r)
+            if ok is None:
+                unk.append(f"{cond} ({note})")
+            elif not ok:
+                fails.append(f"{cond} — observed {_values_text(seen)}")
+        if fails:
+            failing.append((r, fails))
+        elif unk:
+            unknown.append((r, unk))
+        else:
+            passing.append(r)
+    if check.quantifier == "any":
+        if passing:
+            return CheckResult(check, "holds", [r.run_id for r in passing],
+                               f"{len(passing)} of {len(chosen)} run(s) of {check.describe()} satisfy it")
+        if failing and not unknown:
+            r, fails = failing[0]
+            return CheckResult(check, "refuted", [r.run_id for r, _ in failing], f"no run satisfies it: {fails[0]}")
+        r, unk = unknown[0]
+        return CheckResult(check, "not testable", [r.run_id for r, _ in unknown], f"not measured: {unk[0]}")
+    if failing:
+        r, fails = failing[0]
+        more = f" (and {len(failing) - 1} more run(s))" if len(failing) > 1 else ""
+        return CheckResult(check, "refuted", [r.run_id for r, _ in failing], f"{r.run_id}: {fails[0]}{more}")
+    if unknown:
+        r, unk = unknown[0]
+        return CheckResult(check, "not testable", [r.run_id for r, _ in unknown], f"not measured: {unk[0]}")
+    return CheckResult(check, "holds", [r.run_id for r in passing],
+                       f"all {len(passing)} run(s) of {check.describe()} satisfy it")
+
+
+def check_claim(claim: Claim, records: list[RunRecord]) -> ClaimResult:
+    if not claim.checks:
+        why = claim.not_testable or "no predicate: a run cannot decide this claim"
+        return ClaimResult(claim, "not testable", [], why, [], [])
+    results = [run_check(c, records) for c in claim.checks]
+    verdicts = [r.verdict for r in results]
+    if "refuted" in verdicts:
+        verdict: ClaimVerdict = "refuted"
+        shown = [r for r in results if r.verdict == "refuted"]
+    elif all(v == "holds" for v in verdicts):
+        verdict = "holds"
+        shown = results
+    else:
+        verdict = "not testable"
+        shown = [r for r in results if r.verdict == "not testable"]
+    evidence = sorted({rid for r in shown for rid in r.evidence})
+    detail = " | ".join(r.detail for r in shown)
+    if claim.not_testable and verdict != "refuted":
+        detail += f" | part not testable by a run: {claim.not_testable}"
+    by_id = {r.run_id: r for r in records}
+    versions = sorted({f"{by_id[e].framework} {by_id[e].framework_version}" for e in evidence
+                       if e in by_id and by_id[e].framework_version})
+    return ClaimResult(claim, verdict, evidence, detail, versions, results)
+
+
+def check_claims(records: list[RunRecord], claims: list[Claim] | None = None) -> list[ClaimResult]:
+    """Every claim's verdict for these records (claims from reports/claims.yaml unless given)."""
+    return [check_claim(c, records) for c in (load_claims() if claims is None else claims)]
+
+
+def claims_frame(results: list[ClaimResult]) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "id": r.claim.id, "framework": r.claim.framework, "claim": r.claim.text, "verdict": r.verdict,
+        "versions": ", ".join(r.versions), "evidence": " ".join(r.evidence), "detail": r.detail,
+        "scenarios": ", ".join(r.claim.scenarios), "source": r.claim.source,
+    } for r in results], columns=["id", "framework", "claim", "verdict", "versions", "evidence", "detail",
+                                  "scenarios", "source"])

@@ -1,0 +1,195 @@
+"""Behaviour changes between two result sets (e.g. before and after an SDK upgrade).
+
+Compared per scenario × framework × variant, on each side's **majority run** of the cell (the (outcome,
+verdict) most repetitions share; ties: the lowest repetition — the same representative the report shows):
+- outcome, verdict and native signals (exception type, subtype, terminal reason, finish reason, limit signal);
+- deviation names;
+- every counter except the machine- and timing-sensitive ones: `cpu_s` and `peak_rss_mb` are left out,
+  `elapsed_s` is compared with a tolerance (a change counts when it moves by more than
+  max(ELAPSED_ABS_TOL_S, ELAPSED_REL_TOL × base)); deviations on these counters are derived from time, so they
+  are left out of the deviation names, and a verdict that differs only because of them is not a change
+  (the elapsed_s comparison reports it when it is real);
+- the native translation of each limit.
+A cell whose majority is unstable on either side is marked so in the table.
+Cells present on one side only are listed, not counted as behaviour changes. Package version changes are
+listed; they are never a failure by themselves.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.record import RunRecord
+from reports.load import load_results
+from reports.tables import COUNTER_FIELDS, TIMING_COUNTERS, Cell, cells, column_of, fmt
+
+ELAPSED_ABS_TOL_S = 1.0
+ELAPSED_REL_TOL = 0.5
+IGNORED_COUNTERS = ("cpu_s", "peak_rss_mb")
+SIGNALS = ("exception_type", "subtype", "terminal_reason", "finish_reason", "limit_signal", "ended")
+
+
+def _timing(name: str) -> bool:
+    return name.partition(".")[0] in TIMING_COUNTERS
+
+
+def _effective_verdict(r: RunRecord) -> str:
+    """The verdict once deviations derived from time are set aside."""
+    if r.verdict == "error":
+        return "error"
+    rest = [d for d in r.deviations if not _timing(d.name)]
+    if not rest:
+        return "conforms" if not [d for d in r.deviations if _timing(d.name)] else "conforms (apart from timing)"
+    return r.verdict
+
+
+def _elapsed_changed(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return (a is None) != (b is None)
+    return abs(b - a) > max(ELAPSED_ABS_TOL_S, ELAPSED_REL_TOL * abs(a))
+
+
+def _counters(r: RunRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in COUNTER_FIELDS:
+        if name in IGNORED_COUNTERS:
+            continue
+        v = getattr(r.counters, name)
+        if isinstance(v, dict):
+            for tool, n in v.items():
+                out[f"{name}.{tool}"] = n
+        else:
+            out[name] = v
+    return out
+
+
+def _signals(r: RunRecord) -> dict[str, Any]:
+    sig = (r.native or {}).get("signals") or {}
+    return {k: sig.get(k) for k in SIGNALS}
+
+
+def _limits(r: RunRecord) -> dict[str, Any]:
+    return {k: (v.get("native") if isinstance(v, dict) else v) for k, v in r.limits.items()}
+
+
+def compare_cells(a: Cell, b: Cell) -> list[tuple[str, Any, Any]]:
+    """(what, base, new) for every behaviour change between two runs of the same cell."""
+    ra, rb = a.rep, b.rep
+    out: list[tuple[str, Any, Any]] = []
+    if ra.outcome != rb.outcome:
+        out.append(("outcome", ra.outcome, rb.outcome))
+    va, vb = _effective_verdict(ra), _effective_verdict(rb)
+    if va != vb and not (va.startswith("conforms") and vb.startswith("conforms")):
+        out.append(("verdict", ra.verdict, rb.verdict))
+    da = sorted({d.name for d in ra.deviations if not _timing(d.name)})
+    db = sorted({d.name for d in rb.deviations if not _timing(d.name)})
+    if da != db:
+        gone, new = sorted(set(da) - set(db)), sorted(set(db) - set(da))
+        change = "; ".join(filter(None, [f"new: {', '.join(new)}" if new else "",
+                                         f"gone: {', '.join(gone)}" if gone else ""]))
+        out.append(("deviations", ", ".join(da) or "none", f"{', '.join(db) or 'none'} ({change})"))
+    sa, sb = _signals(ra), _signals(rb)
+    for k in SIGNALS:
+        if sa[k] != sb[k]:
+            out.append((f"native.{k}", sa[k], sb[k]))
+    la, lb = _limits(ra), _limits(rb)
+    for k in sorted(set(la) | set(lb)):
+        if la.get(k) != lb.get(k):
+            out.append((f"limits.{k} (native)", la.get(k), lb.get(k)))
+    ca, cb = _counters(ra), _counters(rb)
+    for k in sorted(set(ca) | set(cb), key=lambda n: (COUNTER_FIELDS.index(n.partition(".")[0]), n)):
+        x, y = ca.get(k), cb.get(k)
+        if k.partition(".")[2]:  # per-tool counters: a missing tool is 0
+            x, y = x or 0, y or 0
+        if k == "elapsed_s":
+            if _elapsed_changed(x, y):
+                out.append((f"{k} (tolerance ±max({ELAPSED_ABS_TOL_S:g} s, {ELAPSED_REL_TOL:.0%}))", x, y))
+            continue
+        if isinstance(x, float) and isinstance(y, float):
+            if abs(x - y) <= 1e-9 * max(1.0, abs(x)):
+                continue
+        elif x == y:
+            continue
+        out.append((k, x, y))
+    return out
+
+
+def _versions(records: list[RunRecord]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for r in records:
+        for p, v in r.packages.items():
+            out.setdefault(p, set()).add(v)
+        if r.framework_version:
+            out.setdefault(r.framework, set()).add(r.framework_version)
+    return out
+
+
+def _env(records: list[RunRecord]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for r in records:
+        for k in ("loopbench_revision", "python", "node"):
+            v = r.environment.get(k)
+            if v:
+                out.setdefault(k, set()).add(str(v))
+    return out
+
+
+def _cell(v: Any) -> str:
+    return fmt(v, 100).replace("|", "\\|").replace("\n", " ")
+
+
+def diff_results(base: Path | str, new: Path | str) -> tuple[str, bool]:
+    """(Markdown, changed): behaviour changes per scenario × framework × variant between two result sets.
+
+    `changed` is True when any cell present on both sides behaves differently (see the module doc); version
+    changes and cells present on one side only are listed but do not set it. Raises BadInput / SchemaMismatch
+    for a missing path, a file that is not a results file, or another schema version."""
+    rb, rn = load_results(base), load_results(new)
+    cb = {c.key: c for c in cells(rb.records)}
+    cn = {c.key: c for c in cells(rn.records)}
+    rows: list[tuple[str, str, str, Any, Any, str]] = []
+    for key in sorted(set(cb) & set(cn)):
+        a, b = cb[key], cn[key]
+        note = "; ".join(filter(None, ["unstable in base" if a.unstable else "",
+                                       "unstable in new" if b.unstable else ""]))
+        for what, x, y in compare_cells(a, b):
+            rows.append((key[0], column_of(key[1], key[2]), what, x, y, note))
+    changed = bool(rows)
+    only_base = sorted(set(cb) - set(cn))
+    only_new = sorted(set(cn) - set(cb))
+
+    out = ["# loopbench diff", "", f"- base: `{rb.path}` ({len(rb.records)} runs, {len(cb)} cells)",
+           f"- new: `{rn.path}` ({len(rn.records)} runs, {len(cn)} cells)", ""]
+    n_cells = len({(r[0], r[1]) for r in rows})
+    out.append(f"**{'Behaviour changed' if changed else 'No behaviour change'}**: "
+               f"{n_cells} of {len(set(cb) & set(cn))} common cell(s) changed.")
+    out += ["", "Each cell compares its majority run (ties: lowest repetition). cpu_s and peak_rss_mb are not "
+            f"compared; elapsed_s only beyond ±max({ELAPSED_ABS_TOL_S:g} s, {ELAPSED_REL_TOL:.0%}); deviations "
+            "derived from time are set aside.", ""]
+    out += ["## Behaviour changes", ""]
+    if rows:
+        out += ["| scenario | framework:variant | what | base | new | note |", "|---|---|---|---|---|---|"]
+        out += [f"| {s} | {c} | {w} | {_cell(x)} | {_cell(y)} | {n} |" for s, c, w, x, y, n in rows]
+    else:
+        out.append("None.")
+    out += ["", "## Package versions", ""]
+    vb, vn = _versions(rb.records), _versions(rn.records)
+    vrows = [(p, ", ".join(sorted(vb.get(p, set()))) or "–", ", ".join(sorted(vn.get(p, set()))) or "–")
+             for p in sorted(set(vb) | set(vn)) if vb.get(p) != vn.get(p)]
+    if vrows:
+        out += ["Version changes (reported, not a failure by themselves):", "",
+                "| package | base | new |", "|---|---|---|"] + [f"| {p} | {x} | {y} |" for p, x, y in vrows]
+    else:
+        out.append("No package version changes.")
+    eb, en = _env(rb.records), _env(rn.records)
+    erows = [(k, ", ".join(sorted(eb.get(k, set()))) or "–", ", ".join(sorted(en.get(k, set()))) or "–")
+             for k in ("loopbench_revision", "python", "node") if eb.get(k) != en.get(k)]
+    if erows:
+        out += ["", "Environment changes:", "", "| what | base | new |", "|---|---|---|"]
+        out += [f"| {k} | {x} | {y} |" for k, x, y in erows]
+    if only_base or only_new:
+        out += ["", "## Cells on one side only", "", "(coverage, not a behaviour change)", ""]
+        out += [f"- only in base: {s} × {column_of(f, v)}" for s, f, v in only_base]
+        out += [f"- only in new: {s} × {column_of(f, v)}" for s, f, v in only_new]
+    return "\n".join(out) + "\n", changed

@@ -1,0 +1,430 @@
+"""The report's tables, built with pandas from RunRecords only.
+
+A *cell* is one (scenario, framework, variant). With several repetitions of a cell, the cell shows its
+**majority behaviour**: the (outcome, verdict) pair most repetitions share, ties broken by the lowest
+repetition; the representative run is the lowest repetition with that pair. A cell whose repetitions
+disagree on outcome or verdict is marked unstable. `reports/diff.py` uses the same representative.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections import Counter as Tally
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+
+from harness.record import Counters, RunRecord
+
+FRAMEWORK_ORDER = ("openai-agents", "claude-agent-sdk", "langgraph", "vercel-ai")
+VERDICTS = ("conforms", "deviates", "unsupported", "error")
+VERDICT_MARK = {"conforms": "✓", "deviates": "⚠", "unsupported": "⊘", "error": "✖"}
+TIMING_COUNTERS = ("elapsed_s", "cpu_s", "peak_rss_mb")
+BASE_KEYS = ("model_requests_observed", "tool_executions")
+COUNTER_FIELDS = tuple(Counters.model_fields)
+
+_LABELS = {
+    "model_requests_observed": "requests",
+    "model_requests_reported": "requests reported",
+    "model_retries_observed": "retries",
+    "tool_calls_requested": "tool calls requested",
+    "tool_executions": "tool runs",
+    "abandoned_calls": "abandoned calls",
+    "runtime_steps": "native steps",
+    "input_tokens_reported": "input tokens reported",
+    "input_tokens_observed": "input tokens",
+    "output_tokens_reported": "output tokens reported",
+    "output_tokens_observed": "output tokens",
+    "total_tokens_observed": "tokens",
+    "cost_usd_reported": "cost reported $",
+    "cost_usd_observed": "cost $",
+    "elapsed_s": "elapsed s",
+    "cpu_s": "cpu s",
+    "peak_rss_mb": "peak MB",
+    "pending_approvals": "pending approvals",
+    "duplicate_effects": "duplicate effects",
+    "resumes": "resumes",
+    "max_request_growth_bytes": "max request growth B",
+}
+_TOOL_LABELS = {"tool_executions_by_tool": "runs", "authorize_events_by_tool": "authorize events",
+                "effects_by_tool": "effects"}
+
+
+# ---------------------------------------------------------------- small formatting helpers
+def fmt(v: Any, width: int = 80) -> str:
+    """A value for a table: null is '–' (unknown, never zero); floats short; structures as compact JSON."""
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.4g}" if abs(v) < 1e6 else f"{v:,.0f}"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, dict | list | tuple):
+        s = json.dumps(v, separators=(",", ":"), ensure_ascii=False, default=str)
+    else:
+        s = str(v)
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def label(counter: str) -> str:
+    """A short human label for a counter name (`tool_executions_by_tool.send_reply` -> `send_reply runs`)."""
+    base, _, tool = counter.partition(".")
+    if tool:
+        return f"{tool} {_TOOL_LABELS.get(base, base)}"
+    return _LABELS.get(counter, counter)
+
+
+def is_counter(name: str) -> bool:
+    return name.partition(".")[0] in COUNTER_FIELDS
+
+
+def counter_value(rec: RunRecord, name: str) -> Any:
+    try:
+        return rec.counters.get(name)
+    except AttributeError:
+        return None
+
+
+def column_of(framework: str, variant: str) -> str:
+    """The matrix column of a framework variant: `framework` for the default variant, else `framework:variant`."""
+    return framework if variant == "default" else f"{framework}:{variant}"
+
+
+def column_sort_key(framework: str, variant: str) -> tuple[int, str, int, str]:
+    rank = FRAMEWORK_ORDER.index(framework) if framework in FRAMEWORK_ORDER else len(FRAMEWORK_ORDER)
+    return (rank, framework, 0 if variant == "default" else 1, variant)
+
+
+def deviation_text(d: Any) -> str:
+    return f"{d.name}: {fmt(d.ideal, 40)}→{fmt(d.observed, 40)}"
+
+
+# ---------------------------------------------------------------- cells and repetitions
+@dataclass
+class Cell:
+    scenario: str
+    framework: str
+    variant: str
+    records: list[RunRecord]  # every repetition, by repetition
+    rep: RunRecord  # the representative run (majority behaviour; ties: lowest repetition)
+    unstable: bool
+
+    @property
+    def column(self) -> str:
+        return column_of(self.framework, self.variant)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.scenario, self.framework, self.variant)
+
+
+def _signature(r: RunRecord) -> tuple[str, str]:
+    return (r.outcome, r.verdict)
+
+
+def representative(records: list[RunRecord]) -> tuple[RunRecord, bool]:
+    """The majority (outcome, verdict) run of a cell's repetitions (ties: lowest repetition), and instability."""
+    ordered = sorted(records, key=lambda r: (r.repetition, r.started_at))
+    tally = Tally(_signature(r) for r in ordered)
+    best = max(tally.values())
+    for r in ordered:  # first (lowest repetition) run whose signature has the top count
+        if tally[_signature(r)] == best:
+            return r, len(tally) > 1
+    raise AssertionError("no records")  # pragma: no cover
+
+
+def cells(records: Iterable[RunRecord]) -> list[Cell]:
+    groups: dict[tuple[str, str, str], list[RunRecord]] = {}
+    for r in records:
+        groups.setdefault((r.scenario, r.framework, r.variant), []).append(r)
+    out = []
+    for (s, f, v), recs in groups.items():
+        rep, unstable = representative(recs)
+        out.append(Cell(s, f, v, sorted(recs, key=lambda r: r.repetition), rep, unstable))
+    out.sort(key=lambda c: (c.scenario, column_sort_key(c.framework, c.variant)))
+    return out
+
+
+def columns(records: Iterable[RunRecord]) -> list[str]:
+    pairs = {(r.framework, r.variant) for r in records}
+    return [column_of(f, v) for f, v in sorted(pairs, key=lambda p: column_sort_key(*p))]
+
+
+def scenario_keys(records: Iterable[RunRecord]) -> dict[str, list[str]]:
+    """The counters that matter per scenario: requests and tool runs, plus every counter some framework's run
+    of that scenario deviated on (the scenario's `expect` counters as the verdict recorded them)."""
+    out: dict[str, list[str]] = {}
+    for r in records:
+        keys = out.setdefault(r.scenario, list(BASE_KEYS))
+        for d in r.deviations:
+            if is_counter(d.name) and d.name not in keys:
+                keys.append(d.name)
+    return out
+
+
+# ---------------------------------------------------------------- the comparison matrix
+def matrix_frame(records: list[RunRecord]) -> pd.DataFrame:
+    """One row per cell: outcome, verdict, the scenario's key counters, deviations, stability, run ids."""
+    keys = scenario_keys(records)
+    rows = []
+    for c in cells(records):
+        r = c.rep
+        devs = {d.name: d for d in r.deviations}
+        parts, items = [], []
+        for k in keys[c.scenario]:
+            v = counter_value(r, k)
+            ideal = devs[k].ideal if k in devs else None
+            items.append((label(k), fmt(v), None if k not in devs else fmt(ideal)))
+            parts.append(f"{label(k)} {fmt(v)} ✗" if k in devs else f"{label(k)} {fmt(v)}")
+        row = {
+            "scenario": c.scenario, "column": c.column, "framework": c.framework, "variant": c.variant,
+            "outcome": r.outcome, "outcome_rule": r.outcome_rule, "verdict": r.verdict,
+            "key_counters": " · ".join(parts), "key_items": items,
+            "deviations": "; ".join(deviation_text(d) for d in r.deviations),
+            "unsupported": ", ".join(r.unsupported),
+            "repetitions": len(c.records), "unstable": c.unstable,
+            "outcomes": ", ".join(f"{o}×{n}" for o, n in Tally(x.outcome for x in c.records).items()),
+            "run_id": r.run_id, "run_ids": " ".join(x.run_id for x in c.records),
+            "framework_version": r.framework_version,
+        }
+        for k in COUNTER_FIELDS:
+            v = getattr(r.counters, k)
+            row[k] = json.dumps(v, sort_keys=True) if isinstance(v, dict) else v
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def cell_text(row: pd.Series, with_marks: bool = True) -> str:
+    """A matrix cell as one line of text: verdict mark, outcome, key counters, deviations, instability."""
+    mark = VERDICT_MARK.get(row["verdict"], "") + " " if with_marks else ""
+    text = f"{mark}**{row['outcome']}** ({row['verdict']}) · {row['key_counters']}"
+    if row["deviations"]:
+        text += f" · deviations: {row['deviations']}"
+    if row["unstable"]:
+        text += f" · ⟳ UNSTABLE ({row['outcomes']})"
+    elif row["repetitions"] > 1:
+        text += f" · stable ×{row['repetitions']}"
+    return text
+
+
+def matrix_pivot(records: list[RunRecord]) -> pd.DataFrame:
+    """Scenario × framework/variant, each cell `cell_text` (for Markdown)."""
+    df = matrix_frame(records)
+    if df.empty:
+        return df
+    df["cell"] = df.apply(cell_text, axis=1)
+    piv = df.pivot(index="scenario", columns="column", values="cell")
+    piv = piv.reindex(columns=columns(records)).fillna("not run")
+    return piv
+
+
+# ---------------------------------------------------------------- units table
+def _limit_signature(r: RunRecord) -> str:
+    neutral = {k: (v.get("neutral") if isinstance(v, dict) else v) for k, v in r.limits.items()}
+    return json.dumps(neutral, sort_keys=True, default=str)
+
+
+def limit_scenarios(records: list[RunRecord]) -> list[str]:
+    """Scenarios about limits, told from the records alone: their limits differ from the suite's common ones
+    (a budget, a deadline, another step count, none), or a run of them ended (or should have ended) on a limit."""
+    if not records:
+        return []
+    common = Tally(_limit_signature(r) for r in records).most_common(1)[0][0]
+    out = set()
+    for r in records:
+        ideal = next((d.ideal for d in r.deviations if d.name == "outcome"), None)
+        if (_limit_signature(r) != common or r.outcome.startswith("limit_")
+                or (isinstance(ideal, str) and ideal.startswith("limit_"))):
+            out.add(r.scenario)
+    return sorted(out)
+
+
+def _intent(name: str, neutral: Any) -> str:
+    if name == "max_model_calls":
+        return "no model-call limit" if neutral is None else f"{fmt(neutral)} model calls"
+    if neutral is None:
+        return f"{name}: not set"
+    if name == "max_total_tokens":
+        return f"{neutral:,} tokens" if isinstance(neutral, int) else f"{fmt(neutral)} tokens"
+    if name == "max_cost_usd":
+        return f"${fmt(neutral)}"
+    if name == "deadline_s":
+        return f"{fmt(neutral)} s deadline"
+    return f"{name}={fmt(neutral)}"
+
+
+def units_frame(records: list[RunRecord]) -> pd.DataFrame:
+    """For each limit scenario and framework variant: the neutral intent, the native setting used, what happened."""
+    wanted = set(limit_scenarios(records))
+    rows = []
+    for c in cells(records):
+        if c.scenario not in wanted:
+            continue
+        r = c.rep
+        intents, natives = [], []
+        for name, spec in r.limits.items():
+            neutral = spec.get("neutral") if isinstance(spec, dict) else spec
+            native = spec.get("native") if isinstance(spec, dict) else None
+            intents.append(_intent(name, neutral))
+            if native is None and (neutral is not None or name in r.unsupported):
+                native = "unsupported"
+            natives.append(f"{fmt(native)}" if name == "max_model_calls" else f"{name}: {fmt(native)}")
+        k = r.counters
+        rows.append({
+            "scenario": c.scenario, "column": c.column, "intent": "; ".join(intents) or "–",
+            "native setting": "; ".join(natives) or "–", "outcome": r.outcome, "verdict": r.verdict,
+            "requests observed": k.model_requests_observed, "tool executions": k.tool_executions,
+            "native steps": k.runtime_steps, "step unit": k.runtime_step_unit,
+            "tokens served": k.total_tokens_observed, "cost $ (computed)": k.cost_usd_observed,
+            "elapsed s": k.elapsed_s, "unsupported": ", ".join(r.unsupported), "run_id": r.run_id,
+        })
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- accounting
+ACCOUNTED = (
+    ("model requests", "model_requests_reported", "model_requests_observed"),
+    ("input tokens", "input_tokens_reported", "input_tokens_observed"),
+    ("output tokens", "output_tokens_reported", "output_tokens_observed"),
+    ("cost $", "cost_usd_reported", "cost_usd_observed"),
+)
+
+
+def _differs(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return abs(a - b) > max(1e-9, 1e-6 * max(abs(a), abs(b)))
+    return a != b
+
+
+def accounting_details(records: list[RunRecord]) -> pd.DataFrame:
+    """Every run where what the framework reported differs from ground truth (requests, tokens, cost)."""
+    rows = []
+    for c in cells(records):
+        for r in c.records:
+            for what, rep_k, obs_k in ACCOUNTED:
+                a, b = getattr(r.counters, rep_k), getattr(r.counters, obs_k)
+                if a is None or b is None or not _differs(a, b):
+                    continue
+                rows.append({"scenario": c.scenario, "column": c.column, "repetition": r.repetition,
+                             "quantity": what, "reported": a, "observed": b, "difference": b - a,
+                             "run_id": r.run_id})
+    return pd.DataFrame(rows, columns=["scenario", "column", "repetition", "quantity", "reported", "observed",
+                                       "difference", "run_id"])
+
+
+def accounting_frame(records: list[RunRecord]) -> pd.DataFrame:
+    """Per framework variant and quantity (model requests, input/output tokens, cost): reported vs observed
+    sums over the runs where both are known, how many runs differ (and in which scenarios), and how many runs
+    the framework reports nothing for."""
+    rows = []
+    by_col: dict[str, list[RunRecord]] = {}
+    for r in sorted(records, key=lambda r: column_sort_key(r.framework, r.variant)):
+        by_col.setdefault(column_of(r.framework, r.variant), []).append(r)
+    for col, recs in by_col.items():
+        for what, rep_k, obs_k in ACCOUNTED:
+            pairs = [(getattr(r.counters, rep_k), getattr(r.counters, obs_k), r) for r in recs]
+            known = [(a, b, r) for a, b, r in pairs if a is not None and b is not None]
+            diff = sorted({r.scenario for a, b, r in known if _differs(a, b)})
+            n_diff = sum(1 for a, b, _ in known if _differs(a, b))
+            cast = float if what == "cost $" else (lambda x: x)
+            rows.append({
+                "column": col, "quantity": what, "runs": len(recs),
+                "reported (sum)": fmt(cast(sum(a for a, _, _ in known))) if known else "not reported",
+                "observed (sum)": fmt(cast(sum(b for _, b, _ in known))) if known else "–",
+                "runs differing": n_diff, "differing in": ", ".join(diff),
+                "runs not reported": sum(1 for a, _, _ in pairs if a is None),
+            })
+    return pd.DataFrame(rows, columns=["column", "quantity", "runs", "reported (sum)", "observed (sum)",
+                                       "runs differing", "differing in", "runs not reported"])
+
+
+# ---------------------------------------------------------------- conformance and stability
+def conformance_frame(records: list[RunRecord]) -> pd.DataFrame:
+    """Per framework variant: how many cells conform, deviate, are unsupported or errored (majority per cell)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for c in cells(records):
+        row = rows.setdefault(c.column, {"column": c.column, **{v: 0 for v in VERDICTS}, "cells": 0,
+                                         "unstable": 0, "framework_version": c.rep.framework_version})
+        row[c.rep.verdict] = row.get(c.rep.verdict, 0) + 1
+        row["cells"] += 1
+        row["unstable"] += int(c.unstable)
+    order = columns(records)
+    return pd.DataFrame([rows[k] for k in order if k in rows])
+
+
+def stability_frame(records: list[RunRecord]) -> pd.DataFrame:
+    """Cells run more than once: their repetitions' outcomes and verdicts, and whether they agree."""
+    rows = []
+    for c in cells(records):
+        if len(c.records) < 2:
+            continue
+        rows.append({
+            "scenario": c.scenario, "column": c.column, "repetitions": len(c.records),
+            "outcomes": ", ".join(f"{o}×{n}" for o, n in Tally(r.outcome for r in c.records).items()),
+            "verdicts": ", ".join(f"{o}×{n}" for o, n in Tally(r.verdict for r in c.records).items()),
+            "stable": not c.unstable, "shown": f"r{c.rep.repetition}", "run_ids": " ".join(r.run_id for r in c.records),
+        })
+    return pd.DataFrame(rows, columns=["scenario", "column", "repetitions", "outcomes", "verdicts", "stable",
+                                       "shown", "run_ids"])
+
+
+# ---------------------------------------------------------------- environment
+def _values(xs: Iterable[Any]) -> list[str]:
+    return sorted({str(x) for x in xs if x not in (None, "")})
+
+
+def environment(records: list[RunRecord]) -> dict[str, Any]:
+    """What produced these results: date, loopbench revision, Python/Node, machine, every framework package."""
+    env = [r.environment for r in records]
+    frameworks: dict[str, dict[str, Any]] = {}
+    for r in sorted(records, key=lambda r: column_sort_key(r.framework, r.variant)):
+        f = frameworks.setdefault(r.framework, {"framework_version": set(), "variants": set(), "packages": {}})
+        if r.framework_version:
+            f["framework_version"].add(r.framework_version)
+        f["variants"].add(r.variant)
+        for p, v in r.packages.items():
+            f["packages"].setdefault(p, set()).add(v)
+    started = sorted(r.started_at for r in records)
+    return {
+        "report_generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "runs_started": f"{started[0]} … {started[-1]}" if started else "",
+        "loopbench_revision": _values(e.get("loopbench_revision") for e in env),
+        "python": _values(e.get("python") for e in env),
+        "node": _values(e.get("node") for e in env),
+        "platform": _values(e.get("platform") for e in env),
+        "cores": _values(e.get("cores") for e in env),
+        "memory_gb": _values(e.get("memory_gb") for e in env),
+        "report_python": platform.python_version(),
+        "runs": len(records),
+        "frameworks": {
+            k: {"framework_version": sorted(v["framework_version"]), "variants": sorted(v["variants"]),
+                "packages": {p: sorted(vs) for p, vs in sorted(v["packages"].items())}}
+            for k, v in frameworks.items()
+        },
+    }
+
+
+def environment_rows(env: dict[str, Any]) -> list[tuple[str, str]]:
+    """The environment as (what, value) lines, for every output format."""
+    rows = [
+        ("report generated", env["report_generated_at"]),
+        ("runs started", env["runs_started"]),
+        ("loopbench revision", ", ".join(env["loopbench_revision"]) or "unknown"),
+        ("Python", ", ".join(env["python"]) or "unknown"),
+        ("Node", ", ".join(env["node"]) or "unknown"),
+        ("machine", "; ".join(filter(None, [", ".join(env["platform"]),
+                                            f"{', '.join(env['cores'])} cores" if env["cores"] else "",
+                                            f"{', '.join(env['memory_gb'])} GB" if env["memory_gb"] else ""]))),
+        ("runs", str(env["runs"])),
+    ]
+    for fw, info in env["frameworks"].items():
+        pk = ", ".join(f"{p} {'/'.join(vs)}" for p, vs in info["packages"].items())
+        ver = "/".join(info["framework_version"]) or "unknown"
+        rows.append((f"framework {fw}", f"{ver} (variants: {', '.join(info['variants'])}; packages: {pk or '–'})"))
+    return rows

@@ -1,0 +1,135 @@
+"""diff_results: behaviour changes between two result sets, versions listed, timing with a tolerance."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness.errors import BadInput, SchemaMismatch
+from reports.diff import diff_results
+
+DATA = Path(__file__).parent / "data" / "reports_small"
+
+
+def _edited(tmp_path: Path, edit: Callable[[dict], None], name: str = "new") -> Path:
+    d = tmp_path / name
+    shutil.copytree(DATA, d)
+    f = d / "results.jsonl"
+    recs = [json.loads(line) for line in f.read_text().splitlines()]
+    for r in recs:
+        edit(r)
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return d
+
+
+def test_identical_results_are_unchanged() -> None:
+    md, changed = diff_results(DATA, DATA / "results.jsonl")
+    assert not changed
+    assert "No behaviour change" in md and "No package version changes" in md
+
+
+def test_a_changed_outcome_is_named(tmp_path: Path) -> None:
+    def edit(r: dict) -> None:
+        if r["scenario"] == "support_draft_completes" and r["framework"] == "langgraph":
+            r["outcome"], r["outcome_rule"], r["verdict"] = "incomplete", 9, "deviates"
+            r["deviations"] = [{"name": "outcome", "ideal": "completed", "observed": "incomplete", "note": ""}]
+
+    md, changed = diff_results(DATA, _edited(tmp_path, edit))
+    assert changed
+    assert "| support_draft_completes | langgraph | outcome | completed | incomplete |" in md
+    assert "| support_draft_completes | langgraph | verdict | conforms | deviates |" in md
+    assert "| support_draft_completes | langgraph | deviations | none | outcome (new: outcome) |" in md
+    assert "openai-agents | outcome" not in md
+
+
+def test_counter_change_is_a_change(tmp_path: Path) -> None:
+    def edit(r: dict) -> None:
+        if r["scenario"] == "runaway_step_limit" and r["framework"] == "openai-agents":
+            r["counters"]["tool_executions_by_tool"]["search_kb"] = 7
+            r["counters"]["tool_executions"] = 7
+
+    md, changed = diff_results(DATA, _edited(tmp_path, edit))
+    assert changed and "| runaway_step_limit | openai-agents | tool_executions | 8 | 7 |" in md
+    assert "tool_executions_by_tool.search_kb | 8 | 7" in md
+
+
+def test_version_change_alone_is_listed_not_a_failure(tmp_path: Path) -> None:
+    def edit(r: dict) -> None:
+        if r["framework"] == "openai-agents":
+            r["framework_version"] = r["packages"]["openai-agents"] = "0.25.0"
+
+    md, changed = diff_results(DATA, _edited(tmp_path, edit))
+    assert not changed
+    assert "| openai-agents | 0.24.0 | 0.25.0 |" in md
+
+
+def test_timing_counters_use_a_tolerance(tmp_path: Path) -> None:
+    def small(r: dict) -> None:
+        r["counters"]["cpu_s"] = 99.0
+        r["counters"]["peak_rss_mb"] = 999.0
+        if r["counters"]["elapsed_s"] is not None:
+            r["counters"]["elapsed_s"] += 0.4
+
+    _, changed = diff_results(DATA, _edited(tmp_path, small, "small"))
+    assert not changed
+
+    def big(r: dict) -> None:
+        if r["scenario"] == "deadline_slow_model" and r["framework"] == "langgraph":
+            r["counters"]["elapsed_s"] = 30.0
+
+    md, changed = diff_results(DATA, _edited(tmp_path, big, "big"))
+    assert changed and "| deadline_slow_model | langgraph | elapsed_s (tolerance" in md
+
+
+def test_timing_deviation_alone_does_not_flip_the_verdict(tmp_path: Path) -> None:
+    def edit(r: dict) -> None:  # the elapsed_s deviation disappears (a faster machine); nothing else changes
+        if r["scenario"] == "deadline_slow_model":
+            r["deviations"] = [d for d in r["deviations"] if d["name"] != "elapsed_s"]
+            r["counters"]["elapsed_s"] -= 0.5
+
+    _, changed = diff_results(DATA, _edited(tmp_path, edit))
+    assert not changed
+
+
+def test_cells_on_one_side_are_listed(tmp_path: Path) -> None:
+    def edit(r: dict) -> None:
+        if r["framework"] == "langgraph" and r["scenario"] == "huge_tool_output":
+            r["variant"] = "stategraph"
+
+    md, changed = diff_results(DATA, _edited(tmp_path, edit))
+    assert not changed
+    assert "only in base: huge_tool_output × langgraph" in md
+    assert "only in new: huge_tool_output × langgraph:stategraph" in md
+
+
+def test_repetitions_compare_the_majority(tmp_path: Path) -> None:
+    # base: langgraph stops_without_finishing r1 incomplete, r2 completed (tie: r1 shown). Adding a third
+    # repetition that completes makes `completed` the majority: a change.
+    d = tmp_path / "new"
+    shutil.copytree(DATA, d)
+    f = d / "results.jsonl"
+    lines = f.read_text().splitlines()
+    r2 = next(json.loads(x) for x in lines if "stops_without_finishing-langgraph-default-r2" in x)
+    r2["repetition"], r2["run_id"] = 3, r2["run_id"].replace("-r2-", "-r3-")
+    f.write_text("\n".join([*lines, json.dumps(r2)]) + "\n")
+    md, changed = diff_results(DATA, d)
+    assert changed and "| stops_without_finishing | langgraph | outcome | incomplete | completed | unstable" in md
+
+
+def test_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="no such file"):
+        diff_results(DATA, tmp_path / "missing")
+    other = tmp_path / "notes.txt"
+    other.write_text("hello\nworld\n")
+    with pytest.raises(BadInput, match="not a results file"):
+        diff_results(other, DATA)
+
+    def edit(r: dict) -> None:
+        r["schema_version"] = 2
+
+    with pytest.raises(SchemaMismatch, match="schema_version 2"):
+        diff_results(DATA, _edited(tmp_path, edit))

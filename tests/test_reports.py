@@ -1,0 +1,227 @@
+"""Reports built from a small committed results file (tests/data/reports_small: openai-agents runs and a
+synthesized 'langgraph' copy, with one unstable cell)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from harness.errors import BadInput, SchemaMismatch
+from reports.build import FORMATS, build_reports
+from reports.load import ResultsWarning, load_records, load_results
+from reports.show import show_run
+from reports.tables import (
+    accounting_details,
+    cells,
+    conformance_frame,
+    environment,
+    matrix_frame,
+    stability_frame,
+    units_frame,
+)
+
+DATA = Path(__file__).parent / "data" / "reports_small"
+
+
+@pytest.fixture
+def results_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "results"
+    shutil.copytree(DATA, d)
+    return d
+
+
+@pytest.fixture(scope="module")
+def records():
+    return load_records(DATA)
+
+
+# ---------------------------------------------------------------- load
+def test_load_dir_and_file(records) -> None:
+    assert len(records) == 23
+    assert load_records(DATA / "results.jsonl") == records
+    assert {r.framework for r in records} == {"openai-agents", "langgraph"}
+
+
+def test_torn_last_line_is_skipped_with_a_warning(results_dir: Path) -> None:
+    f = results_dir / "results.jsonl"
+    text = f.read_text()
+    f.write_text(text + text.splitlines()[0][:200])  # a writer killed mid-line
+    with pytest.warns(ResultsWarning, match="torn last line"):
+        res = load_results(results_dir)
+    assert len(res.records) == 23
+    assert any("torn" in w for w in res.warnings)
+
+
+def test_a_bad_line_that_is_not_last_is_refused(results_dir: Path) -> None:
+    f = results_dir / "results.jsonl"
+    lines = f.read_text().splitlines()
+    lines.insert(1, lines[0][:100])
+    f.write_text("\n".join(lines) + "\n")
+    with pytest.raises(BadInput, match=r"results.jsonl: line 2: not a results file"):
+        load_results(results_dir)
+
+
+def test_schema_mismatch_names_the_file_and_the_version(results_dir: Path) -> None:
+    f = results_dir / "results.jsonl"
+    lines = f.read_text().splitlines()
+    rec = json.loads(lines[3])
+    rec["schema_version"] = 99
+    lines[3] = json.dumps(rec)
+    f.write_text("\n".join(lines) + "\n")
+    with pytest.raises(SchemaMismatch) as exc:
+        load_results(f)
+    msg = str(exc.value)
+    assert str(f) in msg and "line 4" in msg and "schema_version 99" in msg
+
+
+@pytest.mark.parametrize("content", ["scenario,framework\na,b\n", '{"hello": 1}\n', "", "[1, 2]\n"])
+def test_not_a_results_file(tmp_path: Path, content: str) -> None:
+    f = tmp_path / "other.jsonl"
+    f.write_text(content)
+    with pytest.raises(BadInput, match="not a results file"):
+        load_results(f)
+
+
+def test_missing_path_and_empty_dir(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="no such file"):
+        load_results(tmp_path / "nope")
+    with pytest.raises(BadInput, match="has no results.jsonl"):
+        load_results(tmp_path)
+
+
+def test_invalid_record_names_line_and_field(results_dir: Path) -> None:
+    f = results_dir / "results.jsonl"
+    lines = f.read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["outcome"] = "exploded"
+    lines[0] = json.dumps(rec)
+    f.write_text("\n".join(lines) + "\n")
+    with pytest.raises(BadInput, match=r"line 1: outcome"):
+        load_results(f)
+
+
+# ---------------------------------------------------------------- tables
+def test_matrix_cells_show_outcome_counters_and_deviations(records) -> None:
+    m = matrix_frame(records).set_index(["scenario", "column"])
+    cell = m.loc[("runaway_step_limit", "openai-agents")]
+    assert cell["outcome"] == "limit_steps" and cell["verdict"] == "deviates"
+    assert "requests 8" in cell["key_counters"] and "tool runs 8 ✗" in cell["key_counters"]
+    assert "tool_executions: 7→8" in cell["deviations"]
+    assert m.loc[("support_draft_completes", "langgraph")]["verdict"] == "conforms"
+    # a counter some framework deviated on is shown for every framework of that scenario
+    assert "requests reported" in m.loc[("model_transient_error", "langgraph")]["key_counters"]
+
+
+def test_units_table_covers_limit_scenarios_only(records) -> None:
+    u = units_frame(records)
+    assert set(u["scenario"]) == {"runaway_step_limit", "resume_keeps_allowance", "cost_budget", "deadline_slow_model"}
+    row = u[(u["scenario"] == "cost_budget") & (u["column"] == "openai-agents")].iloc[0]
+    assert row["intent"] == "8 model calls; $0.05"
+    assert row["native setting"] == "max_turns=8; max_cost_usd: unsupported"
+    assert row["requests observed"] == 3
+    keep = u[(u["scenario"] == "resume_keeps_allowance") & (u["column"] == "langgraph")].iloc[0]
+    assert keep["intent"] == "4 model calls" and keep["step unit"] == "turn"
+
+
+def test_accounting_flags_hidden_retries(records) -> None:
+    d = accounting_details(records)
+    row = d[(d["scenario"] == "model_transient_error") & (d["column"] == "openai-agents")].iloc[0]
+    assert (row["quantity"], row["reported"], row["observed"]) == ("model requests", 3, 5)
+
+
+def test_stability_and_majority(records) -> None:
+    c = {x.key: x for x in cells(records)}[("stops_without_finishing", "langgraph", "default")]
+    assert c.unstable and len(c.records) == 2
+    assert c.rep.repetition == 1  # a 1-1 tie: the lowest repetition is shown
+    s = stability_frame(records)
+    assert list(s["stable"]) == [False]
+    conf = conformance_frame(records).set_index("column")
+    assert conf.loc["langgraph", "unstable"] == 1
+    assert conf.loc["openai-agents", "cells"] == 11
+    assert conf.loc["openai-agents", ["conforms", "deviates", "unsupported", "error"]].sum() == 11
+
+
+def test_environment_lists_every_framework_package(records) -> None:
+    env = environment(records)
+    assert env["python"] == ["3.11.7"] and env["node"] == ["v20.20.2"]
+    assert env["frameworks"]["openai-agents"]["packages"] == {"openai": ["3.57.0"], "openai-agents": ["0.24.0"]}
+    assert env["frameworks"]["langgraph"]["framework_version"] == ["1.2.24"]
+
+
+# ---------------------------------------------------------------- build
+def test_build_reports_writes_every_format(results_dir: Path) -> None:
+    paths = build_reports(results_dir, set(FORMATS))
+    names = {p.name for p in paths}
+    assert {"report.md", "report.html", "matrix.csv", "summary.json"} <= names
+    pngs = [p for p in paths if p.suffix == ".png"]
+    assert {p.name for p in pngs} == {"requests_per_scenario.png", "prompt_size_huge_tool_output.png",
+                                      "time_per_run.png"}
+    assert all(p.read_bytes().startswith(b"\x89PNG") and p.parent == results_dir for p in pngs)
+
+    md = (results_dir / "report.md").read_text()
+    assert md.startswith("# loopbench report")
+    env_part = md.split("## How to read")[0]
+    assert "loopbench revision | 18bb9f7+dirty" in env_part and "Python | 3.11.7" in env_part
+    assert "openai-agents 0.24.0" in env_part and "langgraph 1.2.24" in env_part
+    for section in ("## Comparison matrix", "## Units", "## Accounting", "## Documented claims",
+                    "## Conformance summary", "## Stability", "![Model requests per scenario and framework]"):
+        assert section in md
+    assert "UNSTABLE" in md
+
+    csv = pd.read_csv(results_dir / "matrix.csv")
+    assert len(csv) == 22 and {"scenario", "framework", "variant", "outcome", "verdict", "deviations",
+                               "model_requests_observed", "unstable"} <= set(csv.columns)
+
+    summary = json.loads((results_dir / "summary.json").read_text())
+    verdicts = {c["id"]: c["verdict"] for c in summary["claims"]}
+    assert verdicts["C01"] == "holds" and verdicts["C09"] == "not testable"
+    assert summary["environment"]["frameworks"]["langgraph"]["framework_version"] == ["1.2.24"]
+
+    page = (results_dir / "report.html").read_text()
+    assert "http://" not in page and "https://" not in page  # one self-contained file
+    assert page.count("data:image/png;base64,") == 3
+    for r in load_records(results_dir):
+        assert f'id="run-{r.run_id}"' in page
+    assert 'href="#run-runaway_step_limit-openai-agents-default-r1-254c8f"' in page
+
+
+def test_build_reports_subset_and_bad_format(results_dir: Path) -> None:
+    paths = build_reports(results_dir, {"csv"})
+    assert [p.name for p in paths] == ["matrix.csv"]
+    with pytest.raises(BadInput, match="unknown format"):
+        build_reports(results_dir, {"pdf"})
+
+
+def test_build_reports_keeps_going_past_a_torn_line(results_dir: Path) -> None:
+    f = results_dir / "results.jsonl"
+    f.write_text(f.read_text() + '{"schema_version": 1, "run_id": "x')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        build_reports(results_dir, {"md"})
+    assert any(issubclass(w.category, ResultsWarning) for w in caught)
+    assert "torn last line" in (results_dir / "report.md").read_text()
+
+
+# ---------------------------------------------------------------- drill-down
+def test_show_run_renders_record_requests_ledger_and_trace() -> None:
+    text = show_run(DATA, "runaway_step_limit-openai-agents-default-r1-254c8f")
+    assert "runaway_step_limit × openai-agents:default → limit_steps · deviates" in text
+    assert "✗ tool_executions: 7→8" in text
+    for part in ("Native signals", "MaxTurnsExceeded", "Model requests (server log)", "Tool ledger",
+                 "Trace (traces/runaway_step_limit-openai-agents-default-r1-254c8f.jsonl)", "model_request"):
+        assert part in text
+    assert "\x1b[" not in text
+
+
+def test_show_run_by_prefix_and_missing_trace() -> None:
+    text = show_run(DATA / "results.jsonl", "runaway_step_limit-langgraph")
+    assert "trace file" in text and "not found" in text
+    with pytest.raises(BadInput, match="no such run id"):
+        show_run(DATA, "nope")
+    with pytest.raises(BadInput, match="2 runs start with it"):
+        show_run(DATA, "stops_without_finishing-langgraph")
