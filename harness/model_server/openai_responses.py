@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from harness.model_server.script import Conversation, ToolResult
-from harness.model_server.wire import Parsed, Reply, chunks, dumps, sse, text_of
+from harness.model_server.wire import Parsed, Reply, chunks, dumps, openai_error, sse, text_of
 
 NAME = "openai_responses"
 ID_PREFIX = "call_"
@@ -139,6 +139,4 @@ def render_stream(r: Reply, include_usage: bool = True) -> list[bytes]:
 
 
 def error(status: int, message: str) -> dict[str, Any]:
-    kind = {400: "invalid_request_error", 401: "invalid_request_error", 429: "rate_limit_error"}
-    code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status)
-    return {"error": {"message": message, "type": kind.get(status, "server_error"), "param": None, "code": code}}
+    return openai_error(status, message)

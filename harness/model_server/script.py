@@ -25,11 +25,9 @@ from functools import lru_cache
 from typing import Any
 
 from harness.errors import ScriptViolation
+from harness.ledger import result_status
 from harness.record import ToolResultSeen
-from harness.scenario import After, Scenario, ScriptedCall, Turn
-
-RECEIPT_MARKER = "[loopbench-receipt:"
-ERROR_MARKER = "[loopbench-error:"
+from harness.scenario import After, Scenario, Turn
 
 
 @dataclass(frozen=True)
@@ -76,16 +74,6 @@ class Served:
     def state(self) -> tuple[str, int | None]:
         """The conversation state this answers: fail_first and retries are counted per state."""
         return (self.turn.id, self.n)
-
-
-def result_status(text: str | None) -> str:
-    if text is None:
-        return "none"
-    if ERROR_MARKER in text:
-        return "error"
-    if RECEIPT_MARKER in text:
-        return "receipt"
-    return "none"
 
 
 @lru_cache(maxsize=4096)
@@ -217,7 +205,7 @@ def _choose(scenario: Scenario, conv: Conversation) -> Served:
     for turn in scenario.script:
         if not _repeating(turn):
             continue
-        own = any(template_n(c.id, cid) for c in turn.calls for cid, _, _ in batch)
+        own = any(template_n(c.id, cid) is not None for c in turn.calls for cid, _, _ in batch)
         if own:
             n = _next_n(turn, conv)
             if not _exhausted(turn, n):
@@ -247,6 +235,6 @@ def select(scenario: Scenario, conv: Conversation) -> Served:
 
 
 __all__ = [
-    "Conversation", "ERROR_MARKER", "RECEIPT_MARKER", "ScriptedCall", "Served", "ServedCall", "ToolResult",
+    "Conversation", "Served", "ServedCall", "ToolResult",
     "latest_batch", "resolve_tool", "result_status", "select", "template_n", "tool_results_seen",
 ]

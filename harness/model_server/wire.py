@@ -63,3 +63,10 @@ def text_of(content: Any) -> str:
     if isinstance(content, dict):
         return text_of(content.get("text", content.get("content")))
     return str(content)
+
+
+def openai_error(status: int, message: str) -> dict[str, Any]:
+    """The error body both OpenAI protocols use."""
+    kind = {429: "rate_limit_error"}.get(status, "invalid_request_error" if status < 500 else "server_error")
+    code = {401: "invalid_api_key", 404: "not_found", 429: "rate_limit_exceeded"}.get(status)
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
