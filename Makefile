@@ -38,6 +38,9 @@ test: install browser
 lint: install
 	$(BIN)/ruff check harness adapters reports tests
 
+bench: install
+	$(BIN)/loopbench bench
+
 # Refresh the Python lock deliberately (an SDK upgrade is a diffed step): then `make run` and
 # `loopbench diff reports/published results/latest`.
 lock:

@@ -195,6 +195,24 @@ def diff(
 
 
 @app.command()
+def bench(
+    out_dir: Annotated[Path, typer.Option("--out", help="where results.json and README.md go")] = Path("reports/bench"),
+    repetitions: Annotated[int, typer.Option("--repetitions", min=3, help="bare/harnessed pairs")] = 7,
+    suite: Annotated[bool, typer.Option("--suite/--no-suite", help="also time the full suite twice")] = True,
+) -> None:
+    """Benchmark: suite wall time (--jobs 1 and 2) vs its physical limit, harness overhead per framework,
+    model server latency, and each framework's time, CPU and memory per model call."""
+    from harness.bench import markdown, run_bench
+
+    results = run_bench(out_dir, repetitions=repetitions, include_suite=suite)
+    if suite:
+        print(markdown(results))
+    else:
+        print(json.dumps(results, indent=2))
+    out.print(f"written: {out_dir / 'results.json'}")
+
+
+@app.command()
 def serve(
     port: Annotated[int, typer.Option("--port", help="port on 127.0.0.1 (0: a free one)")] = 0,
     scenario: Annotated[str | None, typer.Option("--scenario", help="serve this scenario's script to any key")] = None,

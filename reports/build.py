@@ -116,13 +116,18 @@ def _claims_df(data: ReportData) -> pd.DataFrame:
     return df[["id", "framework", "claim", "verdict", "versions", "evidence", "detail"]]
 
 
+COST_NOTE = ("Cells per framework variant (majority run per cell), and the framework cost per model call: the "
+             "median worker wall and CPU ms per observed model request (runs without scripted delays), and the "
+             "largest worker RSS.")
+
+
 def render_markdown(data: ReportData) -> str:
     out = ["# loopbench report", "", f"Results: `{data.results.path}`", "", "## Environment", ""]
     out.append(md_table(pd.DataFrame(environment_rows(data.env), columns=["what", "value"])))
     for w in data.results.warnings:
         out.append(f"> ⚠ {w}\n")
     out += ["## How to read", ""] + [f"- {x}" for x in HOW_TO_READ] + [""]
-    out += ["## Conformance summary", "", "Cells per framework variant (majority run per cell).", ""]
+    out += ["## Conformance summary", "", COST_NOTE, ""]
     out.append(md_table(data.conformance))
     out += ["## Comparison matrix", "",
             "✓ conforms · ⚠ deviates (✗ marks a deviating counter) · ⊘ unsupported · ✖ error", ""]
@@ -332,7 +337,7 @@ def render_html(data: ReportData) -> str:
     sections = [
         ("env", "Environment", env + warn),
         ("read", "How to read", "<ul>" + "".join(f"<li>{esc(x)}</li>" for x in HOW_TO_READ) + "</ul>"),
-        ("summary", "Conformance summary", html_table(data.conformance)),
+        ("summary", "Conformance summary", f"<p>{esc(COST_NOTE)}</p>" + html_table(data.conformance)),
         ("matrix", "Comparison matrix",
          "<p class=small>✓ conforms · ⚠ deviates (✗ marks each deviation, ideal→observed) · ⊘ unsupported · "
          "✖ error. Click an outcome for the run's details.</p>" + _matrix_html(data)),

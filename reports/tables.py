@@ -354,8 +354,35 @@ def conformance_frame(records: list[RunRecord]) -> pd.DataFrame:
         row[c.rep.verdict] = row.get(c.rep.verdict, 0) + 1
         row["cells"] += 1
         row["unstable"] += int(c.unstable)
+    for column, cost in cost_per_model_call(records).items():
+        if column in rows:
+            rows[column].update(cost)
     order = columns(records)
     return pd.DataFrame([rows[k] for k in order if k in rows])
+
+
+def cost_per_model_call(records: list[RunRecord]) -> dict[str, dict[str, Any]]:
+    """The framework's own cost per model call, per column: the median over its runs of the worker's wall and
+    CPU time divided by the model requests the server saw, and the largest worker RSS. Runs with scripted
+    delays (a slow model or tool) are left out: they measure the script, not the framework."""
+    per: dict[str, list[tuple[float, float, float]]] = {}
+    for r in records:
+        c = r.counters
+        calls = c.model_requests_observed or 0
+        scripted_wait = any(q.duration_ms > 500 for q in r.requests) or any(
+            e.ended_s is not None and e.ended_s - e.started_s > 0.5 for e in r.ledger)
+        if r.outcome in ("error", "hung") or calls == 0 or c.elapsed_s is None or scripted_wait:
+            continue
+        per.setdefault(column_of(r.framework, r.variant), []).append(
+            (c.elapsed_s * 1000 / calls, (c.cpu_s or 0) * 1000 / calls, c.peak_rss_mb or 0.0))
+    out = {}
+    for column, xs in per.items():
+        out[column] = {
+            "ms_per_model_call": round(float(pd.Series([x[0] for x in xs]).median()), 1),
+            "cpu_ms_per_model_call": round(float(pd.Series([x[1] for x in xs]).median()), 1),
+            "peak_rss_mb": round(max(x[2] for x in xs), 1),
+        }
+    return out
 
 
 def stability_frame(records: list[RunRecord]) -> pd.DataFrame:
