@@ -38,6 +38,15 @@ test: install browser
 lint: install
 	$(BIN)/ruff check harness adapters reports tests
 
+# The committed comparison: a full run with the locked versions, its reports copied to reports/published/.
+PUBLISHED := reports/published
+publish: install
+	rm -rf results/publish
+	$(BIN)/loopbench run --out results/publish --jobs 3
+	mkdir -p $(PUBLISHED)
+	cp results/publish/results.jsonl results/publish/report.md results/publish/report.html \
+	   results/publish/matrix.csv results/publish/summary.json results/publish/*.png $(PUBLISHED)/
+
 bench: install
 	$(BIN)/loopbench bench
 

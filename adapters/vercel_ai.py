@@ -12,8 +12,8 @@ Translation of the neutral scenario into native controls (the `default` variant 
 - tools: `tool({description, inputSchema: jsonSchema(<scenario schema>), execute})`; `execute` POSTs to the
   ledger's HTTP face with the scripted call id and passes the SDK's `abortSignal` to `fetch` (an aborted call
   is recorded by the ledger as abandoned); a ledger error throws, so the SDK's own tool-error path applies;
-- max model calls -> `stopWhen: isStepCount(n)`; unset -> nothing (the SDK default stays, so default_limits
-  shows it); deadline -> `timeout: {totalMs}`; token and cost budgets -> unsupported;
+- max model calls -> `stopWhen: isStepCount(n)`; unset -> nothing (the SDK default stays, so a scenario without a
+  limit shows it); deadline -> `timeout: {totalMs}`; token and cost budgets -> unsupported;
 - `approval: required` -> `toolApproval: {<tool>: fn}` returning 'user-approval'; `approval: deny` -> the
   same returning 'denied'. The per-tool function is the SDK's approval check point, so the `authorize` event is
   recorded there (including the SDK's re-check of an approved call when a resume starts);

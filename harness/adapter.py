@@ -41,6 +41,9 @@ class Capabilities:
     pause: Literal["snapshot", "in_process", "none"]
     pause_survives_restart: bool
     deny: str  # how `approval: deny` is expressed natively
+    # how long the framework's default retries can keep one run going against a failing model (the hard
+    # timeout of a run whose script has model failures grows by this much)
+    retry_window_s: float = 0.0
     notes: tuple[str, ...] = ()
 
 

@@ -12,7 +12,6 @@ while the runner reads entries from its own thread.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import re
 import threading
@@ -82,6 +81,7 @@ class _RunState:
     scenario: Scenario
     t0: float
     calls_by_tool: dict[str, int] = field(default_factory=dict)
+    seq: int = 0  # entry ids are per run, so a result's bytes do not depend on other runs
     entries: list[LedgerEntry] = field(default_factory=list)
     # committed write effects: (tool, args without key) -> idempotency keys seen (None = no key)
     effects: dict[tuple[str, str], list[str | None]] = field(default_factory=dict)
@@ -92,7 +92,6 @@ class Ledger:
         self._lock = threading.Lock()
         self._settled = threading.Condition(self._lock)
         self._runs: dict[str, _RunState] = {}
-        self._ids = itertools.count(1)
 
     # ---- registration
     def register_run(self, run_id: str, scenario: Scenario) -> None:
@@ -123,6 +122,11 @@ class Ledger:
         except KeyError:
             raise UnknownRun(run_id) from None
 
+    @staticmethod
+    def _next_id(st: _RunState) -> int:
+        st.seq += 1
+        return st.seq
+
     def _replace(self, st: _RunState, entry_id: str, **changes: Any) -> LedgerEntry:
         for i, e in enumerate(st.entries):
             if e.id == entry_id:
@@ -141,7 +145,7 @@ class Ledger:
                 raise UnknownTool(tool)
             now = time.monotonic() - st.t0
             entry = LedgerEntry(
-                id=f"A{next(self._ids)}", run_id=run_id, kind="authorize", tool=tool, call_id=call_id,
+                id=f"A{self._next_id(st)}", run_id=run_id, kind="authorize", tool=tool, call_id=call_id,
                 args=normalize_args(args), outcome="authorize", started_s=now, ended_s=now, decision=decision,
             )
             st.entries.append(entry)
@@ -164,7 +168,7 @@ class Ledger:
             norm = normalize_args(args)
             key = norm.get(spec.idempotency_arg) if spec.idempotency_arg else None
             entry = LedgerEntry(
-                id=f"L{next(self._ids)}", run_id=run_id, kind="call", tool=tool, call_id=call_id, args=norm,
+                id=f"L{self._next_id(st)}", run_id=run_id, kind="call", tool=tool, call_id=call_id, args=norm,
                 idempotency_key=None if key is None else str(key), call_number=n,
                 started_s=time.monotonic() - st.t0,
             )

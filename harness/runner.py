@@ -134,16 +134,34 @@ class Worker:
         self.kill()
 
 
-@dataclass
 class Slot:
-    """A pair of warm workers: runs go to the first, resumes to the second (another process)."""
+    """One place to run a task: a pair of warm workers for one framework at a time — runs go to the first,
+    resumes to the second (another process). A worker only ever hosts one framework, so its CPU time and peak
+    memory are that framework's, and no SDK shares a process with another."""
 
-    runner: Worker
-    resumer: Worker
+    def __init__(self, index: int, log_dir: Path, env: dict[str, str]):
+        self.index, self.log_dir, self.env = index, log_dir, env
+        self.framework: str | None = None
+        self.runner: Worker | None = None
+        self.resumer: Worker | None = None
+
+    def workers(self, framework: str) -> tuple[Worker, Worker]:
+        if framework != self.framework or self.runner is None or self.resumer is None:
+            self.close()
+            self.framework = framework
+            self.runner = Worker(self.log_dir / f"slot{self.index}-{framework}-run.log", self.env)
+            self.resumer = Worker(self.log_dir / f"slot{self.index}-{framework}-resume.log", self.env)
+        return self.runner, self.resumer
+
+    def kill(self) -> None:
+        for worker in (self.runner, self.resumer):
+            if worker is not None:
+                worker.kill()
 
     def close(self) -> None:
-        self.runner.close()
-        self.resumer.close()
+        for worker in (self.runner, self.resumer):
+            if worker is not None:
+                worker.close()
 
 
 @dataclass
@@ -233,8 +251,10 @@ class ResultsWriter:
             os.fsync(fh.fileno())
 
 
-def _hard_timeout(scenario: Scenario, margin: float) -> float:
-    return scenario.scripted_delay_s() + (scenario.limits.deadline_s or 0) + margin
+def _hard_timeout(scenario: Scenario, margin: float, retry_window_s: float) -> float:
+    failing_model = any(t.fail_first for t in scenario.script)
+    return scenario.scripted_delay_s() + (scenario.limits.deadline_s or 0) + margin + (
+        retry_window_s if failing_model else 0)
 
 
 class Suite:
@@ -254,12 +274,14 @@ class Suite:
         worker_env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         for i in range(plan.jobs):
             logs = self.out / "traces" / "workers"
-            slot = Slot(Worker(logs / f"slot{i}-run.log", worker_env), Worker(logs / f"slot{i}-resume.log", worker_env))
+            slot = Slot(i, logs, worker_env)
             self.all_slots.append(slot)
             self.slots.put(slot)
+        self.retry_windows: dict[str, float] = {}
         for framework, _ in plan.variants:
             cls = adapter_class(framework)
             self.versions[framework] = (cls.version(), cls.package_versions())
+            self.retry_windows[framework] = cls.capabilities.retry_window_s
 
     # ---- one business task
     def run_task(self, scenario: Scenario, framework: str, variant: str, repetition: int) -> RunRecord:
@@ -296,8 +318,10 @@ class Suite:
                     copy = task_dir / f"segment{i}" / "from-snapshot"
                     shutil.copytree(snapshots[pause - 1], copy)
                     job["snapshot"], job["decisions"] = str(copy), decisions
-                worker = slot.runner if op == "run" else slot.resumer
-                answer = worker.request(job, _hard_timeout(scenario, self.plan.hard_margin_s))
+                run_worker, resume_worker = slot.workers(framework)
+                worker = run_worker if op == "run" else resume_worker
+                timeout = _hard_timeout(scenario, self.plan.hard_margin_s, self.retry_windows[framework])
+                answer = worker.request(job, timeout)
                 if not answer.get("ok"):
                     harness_error = answer.get("error", "unknown adapter error")
                     (task_dir / f"segment{i}").mkdir(parents=True, exist_ok=True)
@@ -388,8 +412,7 @@ class Suite:
 
     def kill_workers(self) -> None:
         for slot in self.all_slots:
-            slot.runner.kill()
-            slot.resumer.kill()
+            slot.kill()
 
     def close(self) -> None:
         for slot in self.all_slots:
@@ -417,7 +440,8 @@ def run_suite(plan: RunPlan) -> SuiteSummary:
         done, summary.warnings = finished_keys(results)
     else:
         results.unlink(missing_ok=True)  # a fresh run replaces earlier results in this directory
-    tasks = [(s, f, v, r) for s in plan.scenarios for f, v in plan.variants for r in range(1, plan.repeat + 1)
+    # framework-major order: a slot keeps one framework's warm workers for as long as possible
+    tasks = [(s, f, v, r) for f, v in plan.variants for s in plan.scenarios for r in range(1, plan.repeat + 1)
              if (s.id, f, v, r) not in done]
     summary.skipped = len(plan.scenarios) * len(plan.variants) * plan.repeat - len(tasks)
     suite = Suite(plan)

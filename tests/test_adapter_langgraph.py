@@ -15,8 +15,8 @@ VARIANTS = ("default", "stategraph", "model-call-limit")
 
 
 @pytest.fixture(scope="module")
-def records(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], RunRecord]:
-    return run_framework("langgraph", tmp_path_factory.mktemp("langgraph"))
+def records() -> dict[tuple[str, str], RunRecord]:
+    return run_framework("langgraph")
 
 
 def _ledger_count(r: RunRecord, kind: str, tool: str) -> int:

@@ -5,8 +5,6 @@ Assertions are ground-truth facts that do not depend on the framework's choices,
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from harness.record import RunRecord
@@ -16,8 +14,8 @@ VARIANTS = ("default", "handled-max-turns")
 
 
 @pytest.fixture(scope="module")
-def records(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], RunRecord]:
-    return run_framework("openai-agents", tmp_path_factory.mktemp("openai-agents"))
+def records() -> dict[tuple[str, str], RunRecord]:
+    return run_framework("openai-agents")
 
 
 def test_every_scenario_ran_in_both_variants_without_error(records):

@@ -40,8 +40,8 @@ pytestmark = pytest.mark.skipif(VercelAIAdapter.unavailable_reason() is not None
 
 # ------------------------------------------------------------------ the suite through the real runner
 @pytest.fixture(scope="module")
-def records(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], RunRecord]:
-    return run_framework("vercel-ai", tmp_path_factory.mktemp("vercel-ai"))
+def records() -> dict[tuple[str, str], RunRecord]:
+    return run_framework("vercel-ai")
 
 
 def test_every_scenario_ran_in_both_variants_without_error(records):
