@@ -104,6 +104,10 @@ class _Segment:
     api_retries: int = 0  # SystemMessage(subtype="api_retry") the CLI streamed
 
 
+class CLIKilled(RuntimeError):
+    """The CLI process died from a signal it did not send itself: the run is an `error`, with this reason."""
+
+
 class ClaudeAgentAdapter(Adapter):
     id = "claude-agent-sdk"
     distribution = "claude-agent-sdk"
@@ -366,6 +370,10 @@ class ClaudeAgentAdapter(Adapter):
             base.update(exception_type=type(exc).__name__, exception_message=str(exc)[:500])
             if getattr(exc, "exit_code", None) is not None:
                 extra["exit_code"] = exc.exit_code
+        code = getattr(exc, "exit_code", None)
+        if rm is None and isinstance(code, int) and (code < 0 or code in (128 + 9, 128 + 15)):
+            # the CLI was killed from outside (not by anything it did): not framework behaviour
+            raise CLIKilled(f"the Claude CLI was killed (exit code {code}) before it ended the run")
         if rm is None:
             extra["result_message"] = "missing"
             if exc is None:

@@ -260,7 +260,7 @@ def _hard_timeout(scenario: Scenario, margin: float, retry_window_s: float) -> f
 class Suite:
     def __init__(self, plan: RunPlan):
         self.plan = plan
-        self.out = plan.out_dir
+        self.out = plan.out_dir.resolve()  # absolute: adapters and drivers run in other working dirs
         self.ledger = Ledger()
         self.token = secrets.token_hex(16)
         self.server = ModelServer(extra_routes=ledger_routes(self.ledger, self.token))
@@ -377,6 +377,8 @@ class Suite:
             native["signals"] = last.model_dump(exclude_defaults=True)
         if results:
             native["notes"] = [n for r in results for n in r.notes]
+        if auxiliary := self.server.auxiliary(run_id):  # e.g. token counting: requests, but not model calls
+            native["auxiliary_requests"] = auxiliary
         trace = self.out / "traces" / f"{run_id}.jsonl"
         record = RunRecord(
             run_id=run_id, scenario=scenario.id, framework=framework, variant=variant, repetition=repetition,

@@ -39,8 +39,9 @@ class OneCallDouble(_Double):
         r.raise_for_status()
         tool = next(iter(scenario.tools))
         await LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id).call(tool, {}, None)
-        return SegmentResult(signals=NativeSignals(ended="returned", final_text="no"),
-                             counters=ReportedCounters(model_requests_reported=1))
+        signals = NativeSignals(ended="returned", final_text="no",
+                                extra={"paths_absolute": ctx.work_dir.is_absolute() and ctx.snapshot_dir.is_absolute()})
+        return SegmentResult(signals=signals, counters=ReportedCounters(model_requests_reported=1))
 
 
 class CrashDouble(_Double):

@@ -105,3 +105,13 @@ def test_a_fresh_run_replaces_earlier_results(tmp_path):
     run(tmp_path, ["double-onecall"])
     run(tmp_path, ["double-onecall"])
     assert len((tmp_path / "results.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_relative_output_dir_reaches_adapters_as_absolute_paths(tmp_path, monkeypatch):
+    """Drivers run in their own working dirs (the Node driver): every path an adapter gets is absolute."""
+    monkeypatch.chdir(tmp_path)
+    chosen = [s for s in load_scenarios() if s.id == "support_draft_completes"]
+    run_suite(RunPlan(scenarios=chosen, variants=[("double-onecall", "default")], jobs=1, out_dir=Path("rel/out"),
+                      show_progress=False))
+    (line,) = (tmp_path / "rel" / "out" / "results.jsonl").read_text().splitlines()
+    assert json.loads(line)["native"]["signals"]["extra"]["paths_absolute"] is True

@@ -85,9 +85,9 @@ def test_bind_and_serve_forever_refuse_a_port_in_use():
 def test_unsupported_endpoint_is_a_violation(model_server, make_scenario, register):
     server, url = model_server
     run_id, key = register(make_scenario(TEXT))
-    r = httpx.post(url + "/v1/messages/count_tokens?beta=true", headers={"x-api-key": key}, json={"messages": []})
+    r = httpx.post(url + "/v1/messages/batches?beta=true", headers={"x-api-key": key}, json={"messages": []})
     assert r.status_code == 404 and r.json()["error"]["type"] == "not_found_error"
-    assert server.violations(run_id)[0].reason == "unsupported endpoint: POST /v1/messages/count_tokens"
+    assert server.violations(run_id)[0].reason == "unsupported endpoint: POST /v1/messages/batches"
     assert server.requests(run_id) == []  # not a model request
 
 
@@ -116,3 +116,15 @@ def test_client_that_leaves_mid_stream_is_logged(make_scenario):
         assert done.wait(5)
     (entry,) = server.requests("r")
     assert (entry.status, entry.error) == (200, "client disconnected mid-stream")
+
+
+def test_count_tokens_is_answered_and_recorded_but_not_a_model_request(model_server, make_scenario, register):
+    server, url = model_server
+    run_id, key = register(make_scenario([{"id": "a", "text": "x"}]))
+    body = {"model": "m", "messages": [{"role": "user", "content": "x" * 400}]}
+    r = httpx.post(f"{url}/v1/messages/count_tokens", json=body, headers={"x-api-key": key})
+    assert r.status_code == 200 and r.json()["input_tokens"] == -(-len(r.request.content) // 4)
+    assert server.requests(run_id) == [] and server.violations(run_id) == []
+    (aux,) = server.auxiliary(run_id)
+    assert aux["path"] == "/v1/messages/count_tokens" and aux["input_tokens"] == r.json()["input_tokens"]
+    assert httpx.post(f"{url}/v1/messages/count_tokens", json=body, headers={"x-api-key": "nope"}).status_code == 401

@@ -34,7 +34,10 @@ async def test_claude_cli_one_tool_call_end_to_end(model_server, make_scenario, 
         tools=[], allowed_tools=["mcp__loopbench__get_ticket"], setting_sources=[], strict_mcp_config=True,
         cwd=str(tmp_path / "cwd"), model="claude-sonnet-4-5",
         env={"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": key, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-             "CLAUDE_CONFIG_DIR": str(tmp_path / "config"), "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS": "1"},
+             "CLAUDE_CONFIG_DIR": str(tmp_path / "config"), "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS": "1",
+             # nothing written to the real home (the CLI keeps MCP logs under XDG_CACHE_HOME)
+             "HOME": str(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
+             "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"), "XDG_DATA_HOME": str(tmp_path / "xdg-data")},
     )
     messages = [m async for m in sdk.query(prompt="Read ticket T-1 and draft a reply.", options=options)]
     result = messages[-1]

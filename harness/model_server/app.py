@@ -49,6 +49,7 @@ class _Run:
     violations: list[Violation] = field(default_factory=list)
     state_requests: dict[tuple[str, int | None], int] = field(default_factory=dict)
     capped: bool = False
+    auxiliary: list[dict[str, Any]] = field(default_factory=list)  # requests that are not model calls
 
 
 def _failure(fail_first: list[HttpFailure], k: int) -> int | None:
@@ -81,7 +82,9 @@ class ModelServer:
             Route(proto.PATH, self._endpoint(proto), methods=["POST"])
             for proto in (openai_chat, openai_responses, anthropic_messages)
         ]
-        # last: any other endpoint a client calls (e.g. /v1/messages/count_tokens) is a violation, not a silent 404
+        # Anthropic's token counting (the Claude CLI asks before sending a large tool result): not a model call
+        routes.append(Route("/v1/messages/count_tokens", self._count_tokens, methods=["POST"]))
+        # last: any other endpoint a client calls is a violation, not a silent 404
         unsupported = Route("/{path:path}", self._unsupported, methods=["GET", "POST", "PUT", "DELETE", "PATCH"])
         self._app = Starlette(routes=[*routes, *extra_routes, unsupported])
 
@@ -131,6 +134,24 @@ class ModelServer:
             return await self._handle(proto, request)
 
         return endpoint
+
+    def auxiliary(self, run_id: str) -> list[dict[str, Any]]:
+        """Requests of the run that were not model calls (token counting), in order."""
+        with self._lock:
+            return list(self._run(run_id).auxiliary)
+
+    async def _count_tokens(self, request: Request) -> Response:
+        """`POST /v1/messages/count_tokens`. The scripted server has no tokenizer: it answers a deterministic
+        estimate of 1 token per 4 bytes of the request body, and records the request (not as a model call)."""
+        body = await request.body()
+        run = self._lookup(request)
+        if run is None:
+            return JSONResponse(anthropic_messages.error(401, "unknown API key"), 401)
+        estimate = -(-len(body) // 4)
+        with self._lock:
+            run.auxiliary.append({"path": request.url.path, "t_s": round(time.perf_counter() - run.t0, 4),
+                                  "bytes": len(body), "input_tokens": estimate})
+        return JSONResponse({"input_tokens": estimate})
 
     async def _unsupported(self, request: Request) -> Response:
         proto = anthropic_messages if request.url.path.startswith("/v1/messages") else openai_chat

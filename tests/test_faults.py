@@ -1,0 +1,96 @@
+"""Fault injection: a worker killed mid-run, the Claude CLI killed mid-run. The affected run ends as `error`
+with the reason, within its timeout; the other runs complete; no child process outlives the suite."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from harness import adapter as adapter_mod
+from harness.record import RunRecord
+from harness.runner import RunPlan, run_suite
+from harness.scenario import load_scenarios
+from tests.doubles import DOUBLES
+
+
+def _descendants() -> list[psutil.Process]:
+    return psutil.Process().children(recursive=True)
+
+
+def _kill_when(predicate, stop: threading.Event, killed: list[str]) -> None:
+    """Kill the first descendant process matching `predicate`, once it has lived 1 s."""
+    while not stop.is_set():
+        for p in _descendants():
+            try:
+                if predicate(p) and time.time() - p.create_time() > 1.0:
+                    killed.append(" ".join(p.cmdline())[:120])
+                    os.kill(p.pid, signal.SIGKILL)
+                    return
+            except psutil.Error:
+                continue
+        time.sleep(0.1)
+
+
+def _run(tmp_path: Path, variants, scenarios, predicate) -> tuple[dict[str, RunRecord], list[str], float]:
+    chosen = [s for s in load_scenarios() if s.id in scenarios]
+    stop, killed = threading.Event(), []
+    killer = threading.Thread(target=_kill_when, args=(predicate, stop, killed), daemon=True)
+    killer.start()
+    t0 = time.monotonic()
+    try:
+        run_suite(RunPlan(scenarios=chosen, variants=variants, jobs=2, out_dir=tmp_path, show_progress=False,
+                          hard_margin_s=60))
+    finally:
+        stop.set()
+    took = time.monotonic() - t0
+    records = [RunRecord.model_validate(json.loads(x)) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    return {f"{r.framework}/{r.scenario}": r for r in records}, killed, took
+
+
+@pytest.fixture
+def doubles(monkeypatch):
+    monkeypatch.setenv("LOOPBENCH_EXTRA_ADAPTERS", ",".join(f"{k}={v}" for k, v in DOUBLES.items()))
+    for k, v in DOUBLES.items():
+        monkeypatch.setitem(adapter_mod.REGISTRY, k, v)
+
+
+def test_a_worker_killed_mid_run_is_an_error_and_the_rest_completes(tmp_path, doubles):
+    def hang_worker(p: psutil.Process) -> bool:
+        # the worker running the hanging double: the run worker of the slot that took double-hang
+        return "harness.worker" in " ".join(p.cmdline()) and "double-hang-run" in _log_of(p)
+
+    recs, killed, took = _run(tmp_path, [("double-hang", "default"), ("double-onecall", "default")],
+                              ("support_draft_completes",), hang_worker)
+    assert killed, "the hanging worker was never found"
+    r = recs["double-hang/support_draft_completes"]
+    assert r.outcome == "error" and "worker died" in r.error_reason and "-9" in r.error_reason
+    assert recs["double-onecall/support_draft_completes"].outcome == "incomplete"
+    assert took < 60  # well within the hard timeout: the death is seen at once
+    assert _descendants() == []
+
+
+def _log_of(p: psutil.Process) -> str:
+    try:
+        return " ".join(f.path for f in p.open_files())
+    except psutil.Error:
+        return ""
+
+
+def test_the_claude_cli_killed_mid_run_is_an_error_with_the_reason(tmp_path):
+    def claude_cli(p: psutil.Process) -> bool:
+        return "claude_agent_sdk" in " ".join(p.cmdline()) and "_bundled" in " ".join(p.cmdline())
+
+    recs, killed, _ = _run(tmp_path, [("claude-agent-sdk", "default"), ("openai-agents", "default")],
+                           ("deadline_slow_model",), claude_cli)
+    assert killed, "no Claude CLI process was found to kill"
+    r = recs["claude-agent-sdk/deadline_slow_model"]
+    assert r.outcome == "error" and "Claude CLI was killed" in r.error_reason
+    assert recs["openai-agents/deadline_slow_model"].outcome == "completed"
+    assert _descendants() == []
