@@ -98,6 +98,9 @@ def run(
     resume_partial: Annotated[
         bool, typer.Option("--continue", help="keep DIR/results.jsonl and run only what is missing")
     ] = False,
+    hard_margin: Annotated[float | None, typer.Option(
+        "--hard-margin", min=0.0, help="seconds past a run's scripted time before it is hung (default 60)")
+    ] = None,
 ) -> None:
     """Run the suite: DIR/results.jsonl (one RunRecord per line, appended as each run finishes) and DIR/traces/."""
     from harness.adapter import describe_frameworks, resolve_selection
@@ -120,8 +123,9 @@ def run(
 
     try:
         plan = RunPlan(scenarios=scenarios, variants=runnable, repeat=repeat, jobs=jobs or os.cpu_count() or 1,
-                       out_dir=out_dir,
-                       resume_partial=resume_partial)
+                       out_dir=out_dir, resume_partial=resume_partial)
+        if hard_margin is not None:
+            plan.hard_margin_s = hard_margin
         summary = run_suite(plan)
     except BadInput as exc:
         raise _fail(exc) from None

@@ -49,3 +49,26 @@ def test_run_refuses_a_glob_that_matches_nothing():
     result = runner.invoke(app, ["run", "--scenario", "zzz*", "--out", "/tmp/lb-unused"])
     assert result.exit_code == 2
     assert "matches no scenario" in result.output
+
+
+def test_serve_on_a_port_in_use_exits_2_with_a_clear_message():
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = runner.invoke(app, ["serve", "--port", str(port)])
+    assert result.exit_code == 2
+    assert f"port {port} on 127.0.0.1 is already in use" in result.output
+
+
+def test_report_and_diff_refuse_what_is_not_a_results_file(tmp_path: Path):
+    bogus = tmp_path / "results.jsonl"
+    bogus.write_text('{"hello": "world"}\n')
+    for args in (["report", str(tmp_path)], ["diff", str(tmp_path), str(tmp_path)]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert str(bogus) in result.output.replace("\n", "")
+    missing = runner.invoke(app, ["diff", str(tmp_path / "nope"), str(tmp_path)])
+    assert missing.exit_code == 2

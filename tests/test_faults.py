@@ -94,3 +94,35 @@ def test_the_claude_cli_killed_mid_run_is_an_error_with_the_reason(tmp_path):
     assert r.outcome == "error" and "Claude CLI was killed" in r.error_reason
     assert recs["openai-agents/deadline_slow_model"].outcome == "completed"
     assert _descendants() == []
+
+
+def test_ctrl_c_stops_cleanly_keeps_what_finished_and_continue_runs_the_rest(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LOOPBENCH_EXTRA_ADAPTERS": ",".join(f"{k}={v}" for k, v in DOUBLES.items())}
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "harness.cli", "run", "-f", "double-onecall", "-f", "double-hang",
+           "-s", "support_draft_completes", "-s", "approval_pause", "--jobs", "1", "--out", str(out)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (results.exists() and len(results.read_text().splitlines()) >= 2):
+        time.sleep(0.2)
+    time.sleep(1.0)  # the hanging double is now running
+    os.killpg(proc.pid, signal.SIGINT)
+    output, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 130, output
+    assert "interrupted" in output
+    kept = [json.loads(x) for x in results.read_text().splitlines()]
+    assert [(r["framework"], r["scenario"]) for r in kept] == [
+        ("double-onecall", "approval_pause"), ("double-onecall", "support_draft_completes")]
+    assert not [p for p in psutil.process_iter(["cmdline"]) if str(out) in " ".join(p.info["cmdline"] or [])]
+    # --continue runs only what is missing (the hanging runs, stopped quickly here by a short hard margin)
+    done = subprocess.run([*cmd, "--continue", "--hard-margin", "1"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert "2 run(s) recorded" in done.stdout and "(2 already there)" in done.stdout, done.stdout + done.stderr
+    final = [json.loads(x) for x in results.read_text().splitlines()]
+    assert sorted((r["framework"], r["scenario"]) for r in final) == sorted(
+        (f, s) for f in ("double-onecall", "double-hang") for s in ("support_draft_completes", "approval_pause"))
