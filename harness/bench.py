@@ -168,6 +168,9 @@ def suite_numbers(work: Path) -> dict[str, Any]:
         out[f"wall_s_jobs{jobs}"] = round(time.perf_counter() - t0, 1)
         records = [json.loads(x) for x in (plan.out_dir / "results.jsonl").read_text().splitlines()]
         cpu_total = sum(r["counters"]["cpu_s"] or 0.0 for r in records)
+        run_time = [r["counters"]["elapsed_s"] or 0.0 for r in records]
+        # no schedule on `jobs` slots can beat the longest run, nor the runs' total time spread evenly
+        out[f"schedule_bound_s_jobs{jobs}"] = round(max(max(run_time), sum(run_time) / jobs), 1)
         out[f"outcomes_jobs{jobs}"] = {o: sum(r["outcome"] == o for r in records) for o in
                                        sorted({r["outcome"] for r in records})}
         out[f"slowest_runs_jobs{jobs}"] = sorted(
@@ -188,10 +191,13 @@ def markdown(results: dict[str, Any]) -> str:
         f"{results['machine']['platform']}; Python {results['machine']['python']}. Date: {results['date']}. "
         f"Revision {results['machine']['loopbench_revision']}.", "",
         "## The suite", "",
-        "| runs | wall, --jobs 1 | wall, --jobs 2 | physical limit (worker CPU / cores) | goal |",
-        "|---|---|---|---|---|",
+        "| runs | wall, --jobs 1 | wall, --jobs 2 | physical limit (worker CPU / cores) | schedule bound, --jobs 2 "
+        "| goal |",
+        "|---|---|---|---|---|---|",
         f"| {s['runs']} | {s['wall_s_jobs1']} s | {s['wall_s_jobs2']} s | {s['physical_limit_s']} s "
-        f"({s['cpu_s_total']} s CPU) | < 90 s with --jobs 2 |", "",
+        f"({s['cpu_s_total']} s CPU) | {s.get('schedule_bound_s_jobs2', '–')} s | < 90 s with --jobs 2 |", "",
+        "The schedule bound is max(longest run, total run time / jobs): runs that wait (scripted delays, a "
+        "client's retry backoff) hold a slot without using the CPU.", "",
         "Slowest runs (--jobs 2):", "",
         "| scenario | framework | variant | elapsed s | CPU s |", "|---|---|---|---|---|",
         *[f"| {r['scenario']} | {r['framework']} | {r['variant']} | {r['elapsed_s']} | {r['cpu_s']} |"
