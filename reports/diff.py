@@ -8,7 +8,9 @@ verdict) most repetitions share; ties: the lowest repetition — the same repres
   left out — how long a run takes depends on the machine's load (seen: the same run 1.1 s and 2.5 s on one
   machine), and a real change in time (a deadline now enforced, a retry storm) shows in the outcome, the
   requests or the retries; deviations on these counters are derived from time, so they are left out of the
-  deviation names, and a verdict that differs only because of them is not a change;
+  deviation names, and a verdict that differs only because of them is not a change; prompt sizes
+  (`max_request_growth_bytes`) are compared with a tolerance of ±max(256 B, 5 %), because prompts carry text a
+  framework takes from its environment (the Claude CLI's working directory);
 - the native translation of each limit.
 A cell whose majority is unstable on either side is marked so in the table.
 Cells present on one side only are listed, not counted as behaviour changes. Package version changes are
@@ -25,6 +27,10 @@ from reports.load import load_results
 from reports.tables import COUNTER_FIELDS, TIMING_COUNTERS, Cell, cells, column_of, fmt
 
 IGNORED_COUNTERS = ("cpu_s", "peak_rss_mb", "elapsed_s")
+# prompt sizes carry text a framework takes from its environment (the Claude CLI puts its working directory in
+# the prompt, so a run in another directory differs by a few bytes): compared with a tolerance
+BYTES_COUNTERS = ("max_request_growth_bytes",)
+BYTES_ABS_TOL, BYTES_REL_TOL = 256, 0.05
 SIGNALS = ("exception_type", "subtype", "terminal_reason", "finish_reason", "limit_signal", "ended")
 
 
@@ -94,6 +100,11 @@ def compare_cells(a: Cell, b: Cell) -> list[tuple[str, Any, Any]]:
         x, y = ca.get(k), cb.get(k)
         if k.partition(".")[2]:  # per-tool counters: a missing tool is 0
             x, y = x or 0, y or 0
+        if k in BYTES_COUNTERS and x is not None and y is not None:
+            if abs(y - x) <= max(BYTES_ABS_TOL, BYTES_REL_TOL * abs(x)):
+                continue
+            out.append((f"{k} (tolerance ±max({BYTES_ABS_TOL} B, {BYTES_REL_TOL:.0%}))", x, y))
+            continue
         if isinstance(x, float) and isinstance(y, float):
             if abs(x - y) <= 1e-9 * max(1.0, abs(x)):
                 continue
@@ -153,7 +164,8 @@ def diff_results(base: Path | str, new: Path | str) -> tuple[str, bool]:
     out.append(f"**{'Behaviour changed' if changed else 'No behaviour change'}**: "
                f"{n_cells} of {len(set(cb) & set(cn))} common cell(s) changed.")
     out += ["", "Each cell compares its majority run (ties: lowest repetition). elapsed_s, cpu_s and peak_rss_mb "
-            "depend on the machine's load and are not compared; deviations derived from time are set aside.", ""]
+            "depend on the machine's load and are not compared; prompt sizes are compared within "
+            f"±max({BYTES_ABS_TOL} B, {BYTES_REL_TOL:.0%}); deviations derived from time are set aside.", ""]
     out += ["## Behaviour changes", ""]
     if rows:
         out += ["| scenario | framework:variant | what | base | new | note |", "|---|---|---|---|---|---|"]

@@ -20,7 +20,6 @@ import pytest
 
 from harness.prices import cost_usd
 from harness.record import RunRecord
-from harness.scenario import load_scenarios
 from tests.suite_helpers import full_suite, run_framework
 
 FRAMEWORK = "claude-agent-sdk"
@@ -62,13 +61,6 @@ def suite() -> tuple[dict[tuple[str, str], RunRecord], Path]:
 @pytest.fixture(scope="module")
 def records(suite) -> dict[tuple[str, str], RunRecord]:
     return suite[0]
-
-
-def test_every_scenario_ran_in_both_variants_without_error(records):
-    assert len(records) == len(load_scenarios()) * len(VARIANTS)
-    errors = {k: r.error_reason for k, r in records.items() if r.outcome in ("error", "hung")}
-    assert errors == {}
-    assert all(not r.violations for r in records.values()), {k: r.violations for k, r in records.items() if r.violations}
 
 
 def test_no_cli_process_survives_the_suite(suite):

@@ -44,13 +44,6 @@ def records() -> dict[tuple[str, str], RunRecord]:
     return run_framework("vercel-ai")
 
 
-def test_every_scenario_ran_in_both_variants_without_error(records):
-    assert len(records) == len(load_scenarios()) * len(VARIANTS)
-    errors = {k: r.error_reason for k, r in records.items() if r.outcome in ("error", "hung")}
-    assert errors == {}
-    assert all(not r.violations for r in records.values()), {k: r.violations for k, r in records.items() if r.violations}
-
-
 def test_versions_come_from_the_locked_node_packages(records):
     r = records[("support_draft_completes", "default")]
     assert r.framework_version is not None and r.framework_version.startswith("7.")

@@ -134,3 +134,19 @@ def test_bad_input(tmp_path: Path) -> None:
 
     with pytest.raises(SchemaMismatch, match="schema_version 2"):
         diff_results(DATA, _edited(tmp_path, edit))
+
+
+def test_prompt_sizes_are_compared_with_a_tolerance(tmp_path: Path) -> None:
+    def few_bytes(r: dict) -> None:  # another working directory in a prompt
+        if r["counters"]["max_request_growth_bytes"] is not None:
+            r["counters"]["max_request_growth_bytes"] += 12
+
+    _, changed = diff_results(DATA, _edited(tmp_path, few_bytes, "few"))
+    assert not changed
+
+    def huge(r: dict) -> None:  # a framework that stops truncating a 200 KB tool output
+        if r["scenario"] == "support_draft_completes" and r["counters"]["max_request_growth_bytes"] is not None:
+            r["counters"]["max_request_growth_bytes"] += 200_000
+
+    md, changed = diff_results(DATA, _edited(tmp_path, huge, "huge"))
+    assert changed and "max_request_growth_bytes (tolerance" in md
