@@ -187,9 +187,9 @@ class ClaudeAgentAdapter(Adapter):
         if cost is not None:
             kwargs["max_budget_usd"] = cost
             limits["max_cost_usd"] = {"neutral": cost, "native": f"max_budget_usd={cost}"}
-        unsupported = [k for k in ("max_total_tokens", "deadline_s") if getattr(scenario.limits, k) is not None]
-        for k in unsupported:
-            limits[k] = {"neutral": getattr(scenario.limits, k), "native": None}
+        missing = ClaudeAgentAdapter.unsupported_limits(scenario)
+        limits.update(missing)
+        unsupported = list(missing)
         return kwargs, limits, unsupported
 
     @staticmethod

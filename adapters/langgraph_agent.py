@@ -294,10 +294,10 @@ class LangGraphAdapter(Adapter):
                 "formula": f"recursion_limit = p + L*(N-1) = {p} + {loop}*({n}-1) = {k}: p={p} superstep(s) up to "
                            f"the first model step, L={loop} supersteps per model->tools loop",
             }
-        unsupported = [k for k in ("max_total_tokens", "max_cost_usd", "deadline_s")
-                       if getattr(scenario.limits, k) is not None]
-        for key in unsupported:
-            limits[key] = {"neutral": getattr(scenario.limits, key), "native": None, "note": UNSUPPORTED_NOTES[key]}
+        missing = self.unsupported_limits(scenario)
+        for key, entry in missing.items():
+            limits[key] = {**entry, "note": UNSUPPORTED_NOTES[key]}
+        unsupported = list(missing)
         return config, limits, unsupported
 
     # ------------------------------------------------------------------ running

@@ -127,10 +127,9 @@ class OpenAIAgentsAdapter(Adapter):
             limits["max_model_calls"] = {"neutral": n, "native": f"max_turns={n}"}
         else:
             limits["max_model_calls"] = {"neutral": None, "native": f"max_turns default ({DEFAULT_MAX_TURNS})"}
-        unsupported = [k for k in ("max_total_tokens", "max_cost_usd", "deadline_s")
-                       if getattr(scenario.limits, k) is not None]
-        for k in unsupported:
-            limits[k] = {"neutral": getattr(scenario.limits, k), "native": None}
+        missing = self.unsupported_limits(scenario)
+        limits.update(missing)
+        unsupported = list(missing)
         if self.variant == "handled-max-turns":
             from agents import RunErrorHandlerResult
 

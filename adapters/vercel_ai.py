@@ -385,9 +385,9 @@ class VercelAIAdapter(Adapter):
         if lim.deadline_s is not None:
             limits["deadline_s"] = {"neutral": lim.deadline_s,
                                     "native": f"timeout: {{totalMs: {round(lim.deadline_s * 1000)}}}"}
-        unsupported = [k for k in ("max_total_tokens", "max_cost_usd") if getattr(lim, k) is not None]
-        for k in unsupported:
-            limits[k] = {"neutral": getattr(lim, k), "native": None}
+        missing = self.unsupported_limits(scenario)
+        limits.update(missing)
+        unsupported = list(missing)
         usage = a.get("usage") or {}
         counters = ReportedCounters(
             model_requests_reported=None,

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
 from harness.record import SegmentResult
 from harness.scenario import Scenario
@@ -111,6 +111,16 @@ class Adapter(ABC):
     def warm(cls) -> None:
         """Import the SDK once per worker, before any run is timed."""
         return None
+
+    @classmethod
+    def unsupported_limits(cls, scenario: Scenario) -> dict[str, dict[str, Any]]:
+        """The neutral limits the scenario sets that the framework has no native control for, as limit
+        translations with no native setting: recorded as unsupported, never emulated, never dropped."""
+        return {
+            name: {"neutral": value, "native": None}
+            for name in get_args(NeutralLimit)
+            if name not in cls.capabilities.native_limits and (value := getattr(scenario.limits, name)) is not None
+        }
 
     @abstractmethod
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:

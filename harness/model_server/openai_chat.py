@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from harness.model_server.script import Conversation, ToolResult
-from harness.model_server.wire import Parsed, Reply, chunks, dumps, openai_error, sse, text_of
+from harness.model_server.wire import Parsed, Reply, chunks, dumps, openai_error, openai_tool_choice, sse, text_of
 
 NAME = "openai_chat"
 ID_PREFIX = "call_"
@@ -29,11 +29,9 @@ def parse(body: dict[str, Any]) -> Parsed:
     ] + [f.get("name", "") for f in body.get("functions") or []]
     choice = body.get("tool_choice")
     named = isinstance(choice, dict) and (choice.get("function") or {}).get("name")
-    if isinstance(choice, dict) and not named:
-        choice = "auto" if choice.get("type") == "allowed_tools" else choice.get("type")
-    choice = named or choice
+    choice, is_named = openai_tool_choice(choice, named or None)
     return Parsed(
-        conversation=Conversation(ID_PREFIX, batches, results, offered, choice, bool(named)),
+        conversation=Conversation(ID_PREFIX, batches, results, offered, choice, is_named),
         model=body.get("model"),
         stream=bool(body.get("stream")),
         include_usage=bool((body.get("stream_options") or {}).get("include_usage")),

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from harness.model_server.script import Conversation, ToolResult
-from harness.model_server.wire import Parsed, Reply, chunks, dumps, openai_error, sse, text_of
+from harness.model_server.wire import Parsed, Reply, chunks, dumps, openai_error, openai_tool_choice, sse, text_of
 
 NAME = "openai_responses"
 ID_PREFIX = "call_"
@@ -45,11 +45,9 @@ def parse(body: dict[str, Any]) -> Parsed:
     offered = [t.get("name", "") for t in body.get("tools") or [] if t.get("name")]
     choice = body.get("tool_choice")
     named = isinstance(choice, dict) and choice.get("type") in ("function", "custom") and choice.get("name")
-    if isinstance(choice, dict) and not named:
-        choice = "auto" if choice.get("type") == "allowed_tools" else choice.get("type")
-    choice = named or choice
+    choice, is_named = openai_tool_choice(choice, named or None)
     return Parsed(
-        conversation=Conversation(ID_PREFIX, batches, results, offered, choice, bool(named)),
+        conversation=Conversation(ID_PREFIX, batches, results, offered, choice, is_named),
         model=body.get("model"),
         stream=bool(body.get("stream")),
         include_usage=True,

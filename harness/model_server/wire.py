@@ -70,3 +70,10 @@ def openai_error(status: int, message: str) -> dict[str, Any]:
     kind = {429: "rate_limit_error"}.get(status, "invalid_request_error" if status < 500 else "server_error")
     code = {401: "invalid_api_key", 404: "not_found", 429: "rate_limit_exceeded"}.get(status)
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def openai_tool_choice(choice: Any, named: str | None) -> tuple[str | None, bool]:
+    """The OpenAI protocols' `tool_choice` as the script sees it: a named tool, or none|auto|required."""
+    if isinstance(choice, dict) and not named:
+        choice = "auto" if choice.get("type") == "allowed_tools" else choice.get("type")
+    return (named or choice), bool(named)
