@@ -20,6 +20,8 @@ from harness.record import SegmentResult
 from harness.scenario import Scenario
 
 NeutralLimit = Literal["max_model_calls", "max_total_tokens", "max_cost_usd", "deadline_s"]
+# the policy intents a scenario can state, each mapped by an adapter to its framework's native mechanism
+Intent = Literal["deny_stop", "deny_continue", "approval_pause", "reject"]
 
 # id -> "module:Class". Modules are imported only when the adapter is used.
 REGISTRY: dict[str, str] = {
@@ -57,6 +59,9 @@ class RunContext:
     ledger_token: str
     work_dir: Path  # a private temp dir for this segment (cwd, config dirs)
     snapshot_dir: Path  # where to save a pause (an empty dir)
+    # shared by every segment of one business task (the first run and each resume): where a framework's own
+    # persistence lives when its docs keep one live store (a checkpointer database, a session store)
+    task_dir: Path = Path()
     variant: str = "default"
     extra_env: dict[str, str] = field(default_factory=dict)
 
@@ -121,6 +126,20 @@ class Adapter(ABC):
             for name in get_args(NeutralLimit)
             if name not in cls.capabilities.native_limits and (value := getattr(scenario.limits, name)) is not None
         }
+
+    @classmethod
+    def mechanisms(cls, scenario: Scenario, table: dict[Intent, str]) -> dict[str, str]:
+        """The native mechanism used for each intent the scenario states (from the adapter's `table`), for
+        `settings["mechanisms"]`: deny_stop / deny_continue when a tool is denied by policy (by `policy.deny`),
+        approval_pause when a tool needs approval, reject when a resume rejects a call."""
+        used: list[Intent] = []
+        if any(t.approval == "deny" for t in scenario.tools.values()):
+            used.append("deny_stop" if scenario.policy.deny == "stop" else "deny_continue")
+        if any(t.approval == "required" for t in scenario.tools.values()):
+            used.append("approval_pause")
+        if any(d == "reject" for r in scenario.resumes for d in r.decisions.values()):
+            used.append("reject")
+        return {intent: table.get(intent, "unsupported") for intent in used}
 
     @abstractmethod
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:

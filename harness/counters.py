@@ -29,7 +29,8 @@ def segment_parents(segments: list[Segment]) -> list[int | None]:
 
 def reported_totals(segments: list[Segment]) -> dict[str, float | int | None]:
     """Sum each reported counter over segments; a cumulative counter counts only its growth since the
-    segment it resumed from."""
+    segment it resumed from. A total is known only when every segment reported it: a sum over the segments
+    that did would be a partial count published as a total, so one unknown segment makes the total None."""
     parents = segment_parents(segments)
     totals: dict[str, float | int | None] = {}
     for name in _SUMMED:
@@ -37,13 +38,29 @@ def reported_totals(segments: list[Segment]) -> dict[str, float | int | None]:
         for seg, parent in zip(segments, parents, strict=True):
             value = getattr(seg.counters, name)
             if value is None:
-                continue
+                total = None
+                break
             if seg.counters.cumulative and parent is not None:
-                base = getattr(segments[parent].counters, name) or 0
+                base = getattr(segments[parent].counters, name)
+                if base is None:
+                    total = None
+                    break
                 value = value - base
             total = value if total is None else total + value
         totals[name] = total
     return totals
+
+
+def approval_requests_by_tool(segments: list[Segment], ledger: list[LedgerEntry]) -> dict[str, int]:
+    """Approval requests, one definition for every framework: each call pending at a pause the framework
+    made (a pause resumed twice is still one request), plus each decision an in-process idiom asked the
+    harness for. Re-runs of the user's approval code are callback invocations, counted apart."""
+    tally: Tally[str] = Tally()
+    for seg in segments:
+        if seg.outcome_signals.ended == "paused":
+            tally.update(p.tool for p in seg.pending)
+    tally.update(e.tool for e in ledger if e.kind == "approval_request")
+    return dict(tally)
 
 
 def build_counters(
@@ -64,6 +81,7 @@ def build_counters(
         costs = [cost_usd(model_id, r.input_tokens, r.output_tokens) for r in requests if r.status == 200]
     growth = [b.prompt_bytes - a.prompt_bytes for a, b in zip(requests, requests[1:], strict=False)]
     reported = reported_totals(segments)
+    requests_by_tool = approval_requests_by_tool(segments, ledger)
     last: ReportedCounters | None = segments[-1].counters if segments else None
     return Counters(
         model_requests_reported=reported["model_requests_reported"],  # type: ignore[arg-type]
@@ -73,6 +91,8 @@ def build_counters(
         tool_executions=len(calls),
         tool_executions_by_tool=dict(Tally(e.tool for e in calls)),
         authorize_events_by_tool=dict(Tally(e.tool for e in ledger if e.kind == "authorize")),
+        approval_requests=sum(requests_by_tool.values()),
+        approval_requests_by_tool=requests_by_tool,
         effects_by_tool=dict(Tally(e.tool for e in calls if e.committed)),
         abandoned_calls=sum(1 for e in calls if e.caller_abandoned),
         runtime_steps=reported["runtime_steps"],  # type: ignore[arg-type]

@@ -134,7 +134,37 @@ class Ledger:
                 return st.entries[i]
         raise KeyError(entry_id)
 
+    # ---- ground truth for the model server
+    def call_status(self, run_id: str, call_id: str) -> str | None:
+        """How the latest finished execution of a scripted call ended: "receipt", "error" (an error or a
+        timeout), or None when the ledger never ran it to its end (not run, denied, still running, unknown run)."""
+        with self._lock:
+            st = self._runs.get(run_id)
+            if st is None:
+                return None
+            for e in reversed(st.entries):
+                if e.kind == "call" and e.call_id == call_id and e.ended_s is not None:
+                    return "receipt" if e.outcome == "result" else "error"
+        return None
+
     # ---- events
+    def decide(self, run_id: str, tool: str, args: dict[str, Any], call_id: str | None = None) -> str | None:
+        """An in-process approval idiom asks the harness for the decision on a call, at the moment the framework
+        asks: the scenario's decision for that scripted call id (the first resume that names it), or None when
+        the scenario gives none. Recorded as an `approval_request` event."""
+        with self._lock:
+            st = self._state(run_id)
+            if tool not in st.scenario.tools:
+                raise UnknownTool(tool)
+            decision = next((r.decisions[call_id] for r in st.scenario.resumes if call_id in r.decisions), None)
+            now = time.monotonic() - st.t0
+            st.entries.append(LedgerEntry(
+                id=f"Q{self._next_id(st)}", run_id=run_id, kind="approval_request", tool=tool, call_id=call_id,
+                args=normalize_args(args), outcome="authorize", started_s=now, ended_s=now,
+                decision=decision or "no decision",
+            ))
+            return decision
+
     def authorize(
         self, run_id: str, tool: str, args: dict[str, Any], call_id: str | None = None, decision: str = "checked"
     ) -> LedgerEntry:

@@ -89,9 +89,26 @@ def ledger_routes(ledger: Ledger, token: str) -> list[Route]:
             return JSONResponse({"error": f"unknown tool {body['tool']}"}, status_code=404)
         return JSONResponse({"entry_id": entry.id})
 
+    async def decide(request: Request) -> JSONResponse:
+        if (denied := refused(request)) is not None:
+            return denied
+        body, bad = await body_of(request)
+        if bad is not None:
+            return bad
+        assert body is not None
+        run_id = request.path_params["run_id"]
+        try:
+            decision = ledger.decide(run_id, body["tool"], body.get("args", {}), body.get("call_id"))
+        except UnknownRun:
+            return JSONResponse({"error": f"unknown run {run_id}"}, status_code=404)
+        except UnknownTool:
+            return JSONResponse({"error": f"unknown tool {body['tool']}"}, status_code=404)
+        return JSONResponse({"decision": decision})
+
     return [
         Route("/ledger/{run_id}/call", call, methods=["POST"]),
         Route("/ledger/{run_id}/authorize", authorize, methods=["POST"]),
+        Route("/ledger/{run_id}/decide", decide, methods=["POST"]),
     ]
 
 
@@ -121,6 +138,21 @@ class LedgerClient:
             r = await client.post(f"{self._url}/authorize", headers=self._headers,
                                   json={"tool": tool, "args": args, "call_id": call_id, "decision": decision})
         r.raise_for_status()
+
+    async def decide(self, tool: str, args: dict[str, Any], call_id: str | None = None) -> str | None:
+        """The harness's decision ("approve" / "reject") for a call an in-process approval idiom asks about
+        now, or None when the scenario gives none (recorded as an approval request)."""
+        async with httpx.AsyncClient(timeout=30) as client:
+            r = await client.post(f"{self._url}/decide", headers=self._headers,
+                                  json={"tool": tool, "args": args, "call_id": call_id})
+        r.raise_for_status()
+        return r.json()["decision"]
+
+    def decide_sync(self, tool: str, args: dict[str, Any], call_id: str | None = None) -> str | None:
+        r = httpx.post(f"{self._url}/decide", headers=self._headers, timeout=30,
+                       json={"tool": tool, "args": args, "call_id": call_id})
+        r.raise_for_status()
+        return r.json()["decision"]
 
     def authorize_sync(self, tool: str, args: dict[str, Any], call_id: str | None = None,
                        decision: str = "checked") -> None:

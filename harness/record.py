@@ -65,7 +65,9 @@ class Violation(Frozen):
 class LedgerEntry(Frozen):
     id: str
     run_id: str
-    kind: Literal["call", "authorize"]
+    # call: an execution; authorize: the user's approval code ran (hook, predicate, callback); approval_request:
+    # an in-process idiom asked the harness (the human) for a decision
+    kind: Literal["call", "authorize", "approval_request"]
     tool: str
     call_id: str | None = None  # scripted call id when the adapter knows it
     args: dict[str, Any] = Field(default_factory=dict)  # normalized (sorted keys, JSON-safe)
@@ -142,7 +144,13 @@ class Counters(BaseModel):
     tool_calls_requested: int | None = None
     tool_executions: int | None = None
     tool_executions_by_tool: dict[str, int] = Field(default_factory=dict)
+    # approval-callback invocations: every time the framework ran the user's approval code (hook, predicate,
+    # can_use_tool), re-runs on resume included
     authorize_events_by_tool: dict[str, int] = Field(default_factory=dict)
+    # approval requests: the framework stopped and asked for a decision (a pending call at a pause), or an
+    # in-process idiom asked the human (the harness) for one
+    approval_requests: int | None = None
+    approval_requests_by_tool: dict[str, int] = Field(default_factory=dict)
     effects_by_tool: dict[str, int] = Field(default_factory=dict)
     abandoned_calls: int | None = None
     runtime_steps: int | None = None

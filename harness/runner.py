@@ -34,7 +34,7 @@ from harness.ledger import Ledger
 from harness.ledger_http import ledger_routes
 from harness.model_server.app import ModelServer, running
 from harness.outcome import completion_holds, derive_outcome
-from harness.record import NativeSignals, RunRecord, Segment, SegmentResult
+from harness.record import Deviation, NativeSignals, RunRecord, Segment, SegmentResult
 from harness.scenario import Scenario
 from harness.verdict import compare, verdict_of
 
@@ -263,7 +263,8 @@ class Suite:
         self.out = plan.out_dir.resolve()  # absolute: adapters and drivers run in other working dirs
         self.ledger = Ledger()
         self.token = secrets.token_hex(16)
-        self.server = ModelServer(extra_routes=ledger_routes(self.ledger, self.token))
+        self.server = ModelServer(extra_routes=ledger_routes(self.ledger, self.token),
+                                  call_status=self.ledger.call_status)
         self.env = environment()
         self.base_url = ""
         self.writer = ResultsWriter(self.out / "results.jsonl")
@@ -310,6 +311,7 @@ class Suite:
                         "ledger_token": self.token, "variant": variant,
                         "work_dir": str(task_dir / f"segment{i}" / "work"),
                         "snapshot_dir": str(task_dir / f"segment{i}" / "snapshot"),
+                        "task_dir": str(task_dir / "state"),
                     },
                 }
                 if op == "resume":
@@ -318,6 +320,7 @@ class Suite:
                     copy = task_dir / f"segment{i}" / "from-snapshot"
                     shutil.copytree(snapshots[pause - 1], copy)
                     job["snapshot"], job["decisions"] = str(copy), decisions
+                    self.server.begin_segment(run_id)
                 run_worker, resume_worker = slot.workers(framework)
                 worker = run_worker if op == "run" else resume_worker
                 timeout = _hard_timeout(scenario, self.plan.hard_margin_s, self.retry_windows[framework])
@@ -370,6 +373,16 @@ class Suite:
         )
         pending = segments[-1].pending if segments else []
         deviations = compare(scenario.expect, decision.outcome, counters, pending, decision.notes)
+        resumed = counters.resumes or 0
+        if (resumed < len(scenario.resumes) and decision.outcome not in ("error", "hung")
+                and not any(d.name == "resumes" for d in deviations)):
+            # the scenario's resumes are part of its ideal: a framework that made no saved pause to resume
+            # could not be exercised on them (never counted as conforming)
+            deviations.append(Deviation(
+                name="resumes", ideal=len(scenario.resumes), observed=resumed,
+                note="no saved pause to resume from" if not any(s.outcome_signals.ended == "paused"
+                                                                 for s in segments) else "",
+            ))
         unsupported = sorted({u for r in results for u in r.unsupported})
         version, packages = self.versions[framework]
         native: dict[str, Any] = {"settings": results[0].settings if results else {}}

@@ -123,8 +123,14 @@ class After(Strict):
 
 
 class HttpFailure(Strict):
-    status: Literal[429, 500, 503, 529]
+    """A scripted HTTP error. The server sends only what the scenario declares: `headers` (None: what the real
+    provider sends for that status, see harness/model_server/provider_errors.py) and the provider's error body
+    (`message` overrides its text)."""
+
+    status: Literal[400, 401, 403, 404, 408, 409, 429, 500, 502, 503, 529]
     times: int | Literal["forever"] = 1
+    headers: dict[str, str] | None = None
+    message: str | None = None
 
 
 class Turn(Strict):
@@ -157,6 +163,15 @@ class Limits(Strict):
     max_total_tokens: int | None = Field(default=None, ge=1)
     max_cost_usd: float | None = Field(default=None, gt=0)
     deadline_s: float | None = Field(default=None, gt=0)
+
+
+class Policy(Strict):
+    """The scenario's intent where a framework offers more than one reading (each adapter maps the intent to
+    its framework's documented mechanism, or records it unsupported)."""
+
+    # for tools with `approval: deny`: "stop" = the framework must end the run on the denial; "continue" = the
+    # model is told the call was refused and the loop goes on
+    deny: Literal["stop", "continue"] = "stop"
 
 
 class Resume(Strict):
@@ -221,11 +236,14 @@ class Scenario(Strict):
     title: str
     category: Category
     claims: list[str] = Field(default_factory=list)
+    # "slow": dominated by waiting (retry storms, long backoff); a quick selection leaves it out
+    tags: list[Literal["slow"]] = Field(default_factory=list)
     prompt: str
     model: ModelSpec = ModelSpec()
     tools: dict[str, ToolSpec]
     script: list[Turn] = Field(min_length=1)
     limits: Limits = Limits()
+    policy: Policy = Policy()
     resumes: list[Resume] = Field(default_factory=list)
     completion: Completion
     expect: Expect
@@ -255,10 +273,12 @@ SCALAR_COUNTERS = (
     "model_requests_reported", "model_requests_observed", "model_retries_observed", "tool_calls_requested",
     "tool_executions", "abandoned_calls", "runtime_steps", "input_tokens_reported", "input_tokens_observed",
     "output_tokens_reported", "output_tokens_observed", "total_tokens_observed", "cost_usd_reported",
-    "cost_usd_observed", "elapsed_s", "cpu_s", "peak_rss_mb", "pending_approvals", "duplicate_effects",
-    "resumes", "max_request_growth_bytes",
+    "cost_usd_observed", "elapsed_s", "cpu_s", "peak_rss_mb", "pending_approvals", "approval_requests",
+    "duplicate_effects", "resumes", "max_request_growth_bytes",
 )
-PER_TOOL_COUNTERS = ("tool_executions_by_tool", "authorize_events_by_tool", "effects_by_tool")
+PER_TOOL_COUNTERS = (
+    "tool_executions_by_tool", "authorize_events_by_tool", "approval_requests_by_tool", "effects_by_tool",
+)
 
 
 # ---------------------------------------------------------------- loading

@@ -63,7 +63,8 @@ def handle(job: dict[str, Any]) -> dict[str, Any]:
     scenario = _scenario(job["scenario_file"])
     raw_ctx = job["ctx"]
     ctx = RunContext(**{**raw_ctx, "work_dir": Path(raw_ctx["work_dir"]),
-                        "snapshot_dir": Path(raw_ctx["snapshot_dir"])})
+                        "snapshot_dir": Path(raw_ctx["snapshot_dir"]), "task_dir": Path(raw_ctx["task_dir"])})
+    ctx.task_dir.mkdir(parents=True, exist_ok=True)
     ctx.work_dir.mkdir(parents=True, exist_ok=True)
     ctx.snapshot_dir.mkdir(parents=True, exist_ok=True)
     cpu0, t0 = _cpu_s(), time.perf_counter()

@@ -10,7 +10,7 @@ import httpx
 
 from harness.adapter import Adapter, Capabilities, RunContext
 from harness.ledger_http import LedgerClient
-from harness.record import NativeSignals, ReportedCounters, SegmentResult
+from harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from harness.scenario import Scenario
 
 CAPS = Capabilities(native_limits=frozenset(), step_unit="request", pause="none", pause_survives_restart=False,
@@ -44,6 +44,25 @@ class OneCallDouble(_Double):
         return SegmentResult(signals=signals, counters=ReportedCounters(model_requests_reported=1))
 
 
+class PauseDouble(_Double):
+    """Pauses on its first run with a marker file in the task's shared dir; a resume reports whether it sees it."""
+
+    id = "double-pause"
+
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        (ctx.task_dir / "store").write_text(str(os.getpid()))
+        (ctx.snapshot_dir / "state").write_text("paused")
+        pending = [PendingCall(call_id="send_1", tool="send_reply")]
+        return SegmentResult(signals=NativeSignals(ended="paused", pending=pending), snapshot=str(ctx.snapshot_dir))
+
+    async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
+                     ) -> SegmentResult:
+        store = ctx.task_dir / "store"
+        seen = {"store_from_pid": store.read_text() if store.exists() else None, "my_pid": str(os.getpid()),
+                "snapshot": (snapshot / "state").read_text()}
+        return SegmentResult(signals=NativeSignals(ended="returned", final_text="done", extra=seen))
+
+
 class CrashDouble(_Double):
     id = "double-crash"
 
@@ -66,4 +85,4 @@ class DieDouble(_Double):
         os._exit(3)
 
 
-DOUBLES = {cls.id: f"tests.doubles:{cls.__name__}" for cls in (OneCallDouble, CrashDouble, HangDouble, DieDouble)}
+DOUBLES = {cls.id: f"tests.doubles:{cls.__name__}" for cls in (OneCallDouble, PauseDouble, CrashDouble, HangDouble, DieDouble)}

@@ -177,3 +177,37 @@ async def test_wait_settled_sees_an_abandoned_call_commit(ledger):
     assert await asyncio.to_thread(ledger.wait_settled, "r", 5)
     assert ledger.entries("r")[0].committed
     await task
+
+
+def test_call_status_is_the_ground_truth_of_the_latest_finished_execution(make_scenario):
+    from harness.ledger import Ledger
+
+    sc = make_scenario([{"id": "t", "text": "x"}], tools={
+        "lookup_policy": {"behavior": [{"error": {"kind": "recoverable", "message": "down"}}, {"result": "ok"}]},
+    })
+    led = Ledger()
+    led.register_run("r", sc)
+    assert led.call_status("r", "p1") is None  # never ran
+    entry, step = led.begin("r", "lookup_policy", {"topic": "x"}, "p1")
+    assert led.call_status("r", "p1") is None  # still running
+    led.finish("r", entry, step)
+    assert led.call_status("r", "p1") == "error"
+    entry, step = led.begin("r", "lookup_policy", {"topic": "x"}, "p1")
+    led.finish("r", entry, step)
+    assert led.call_status("r", "p1") == "receipt"
+    assert led.call_status("other-run", "p1") is None
+
+
+def test_decide_answers_the_scenarios_decision_and_records_an_approval_request(make_scenario):
+    from harness.ledger import Ledger
+
+    sc = make_scenario([{"id": "t", "calls": [{"id": "send_1", "tool": "send_reply", "args": {}}]},
+                        {"id": "u", "after": {"call": "send_1"}, "text": "x"}],
+                       resumes=[{"pause": 1, "decisions": {"send_1": "reject"}}])
+    led = Ledger()
+    led.register_run("r", sc)
+    assert led.decide("r", "send_reply", {"to": "a"}, "send_1") == "reject"
+    assert led.decide("r", "send_reply", {"to": "b"}, "send_9") is None
+    entries = led.entries("r")
+    assert [(e.kind, e.decision) for e in entries] == [("approval_request", "reject"),
+                                                       ("approval_request", "no decision")]

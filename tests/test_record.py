@@ -69,6 +69,31 @@ def test_reported_counters_are_summed_per_segment_and_cumulative_ones_by_growth(
     assert reported_totals(cumulative)["model_requests_reported"] == 5
 
 
+def test_a_total_with_an_unknown_segment_is_unknown_not_a_partial_sum():
+    segments = [seg(ended="paused", model_requests_reported=3, input_tokens_reported=10),
+                seg("resume", from_pause=1, model_requests_reported=None, input_tokens_reported=5)]
+    totals = reported_totals(segments)
+    assert totals["model_requests_reported"] is None
+    assert totals["input_tokens_reported"] == 15
+    cumulative = [seg(ended="paused", model_requests_reported=None, cumulative=True),
+                  seg("resume", from_pause=1, model_requests_reported=4, cumulative=True)]
+    assert reported_totals(cumulative)["model_requests_reported"] is None  # no base to subtract
+
+
+def test_approval_requests_are_pauses_and_in_process_asks_not_callback_reruns():
+    from harness.record import LedgerEntry
+
+    pending = [PendingCall(call_id="send_1", tool="send_reply")]
+    segments = [seg(ended="paused", pending=pending), seg("resume", from_pause=1), seg("resume", from_pause=1)]
+    ledger = [LedgerEntry(id=f"A{i}", run_id="r", kind="authorize", tool="send_reply") for i in range(3)]
+    ledger.append(LedgerEntry(id="Q1", run_id="r", kind="approval_request", tool="delete_account"))
+    c = build_counters(model_id="claude-sonnet-4-5", requests=[], ledger=ledger, segments=segments,
+                       elapsed_s=None, cpu_s=None, peak_rss_mb=None)
+    assert c.approval_requests == 2
+    assert c.approval_requests_by_tool == {"send_reply": 1, "delete_account": 1}
+    assert c.authorize_events_by_tool == {"send_reply": 3}  # callback invocations, shown apart
+
+
 def test_a_record_that_differs_from_expect_deviates_with_the_difference_named():
     expect = Expect.model_validate({"outcome": "completed", "counters": {
         "model_requests_observed": 3, "tool_executions_by_tool.send_reply": 1, "elapsed_s": {"max": 2.5}}})

@@ -115,3 +115,21 @@ def test_a_relative_output_dir_reaches_adapters_as_absolute_paths(tmp_path, monk
                       show_progress=False))
     (line,) = (tmp_path / "rel" / "out" / "results.jsonl").read_text().splitlines()
     assert json.loads(line)["native"]["signals"]["extra"]["paths_absolute"] is True
+
+
+def test_a_framework_that_never_pauses_deviates_on_the_resumes_it_could_not_run(tmp_path):
+    _, recs = run(tmp_path, ["double-onecall"], scenarios=("resume_twice",))
+    r = recs["double-onecall"]
+    dev = next(d for d in r.deviations if d.name == "resumes")
+    assert (dev.ideal, dev.observed, dev.note) == (2, 0, "no saved pause to resume from")
+    assert r.verdict == "deviates"
+
+
+def test_the_task_dir_is_shared_by_every_segment_and_resumes_run_elsewhere(tmp_path):
+    _, recs = run(tmp_path, ["double-pause"], scenarios=("approval_approved_resume",))
+    r = recs["double-pause"]
+    assert r.counters.resumes == 1 and r.counters.approval_requests == 1
+    seen = r.native["signals"]["extra"]
+    assert seen["snapshot"] == "paused" and seen["store_from_pid"] is not None
+    assert seen["store_from_pid"] != seen["my_pid"]  # written by the first run's process, read by the resumer
+    assert not any(d.name == "resumes" for d in r.deviations)

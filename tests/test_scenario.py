@@ -36,11 +36,11 @@ def problems_of(path: Path) -> list[str]:
     return [f"{p.field}: {p.reason}" for p in info.value.problems]
 
 
-def test_the_whole_suite_loads_with_25_scenarios():
+def test_the_whole_suite_loads_with_27_scenarios():
     scenarios = load_scenarios()
-    assert len(scenarios) == 25
-    assert len(scenario_files()) == 25
-    assert len({s.id for s in scenarios}) == 25
+    assert len(scenarios) == 27
+    assert len(scenario_files()) == 27
+    assert len({s.id for s in scenarios}) == 27
 
 
 def test_suite_defaults_are_inherited_and_overridable(suite_copy: Path):

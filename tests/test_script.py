@@ -189,3 +189,22 @@ def test_exhausted_explicit_turn_is_skipped(make_scenario):
     c = [("calls", ["job_1"]), ("calls", ["status_1"])]
     assert select(sc, conv(*c)).label == "poll#2"
     assert select(sc, conv(*c, ("calls", ["status_2"]))).label == "stop"  # poll#3 would exceed repeat: 2
+
+
+@pytest.mark.parametrize(("ledger_says", "turn"), [("error", "on_error"), ("receipt", "find"), (None, "not_run")])
+def test_ground_truth_decides_a_result_whatever_the_framework_wrote(support, ledger_says, turn):
+    # a framework that words a failed call its own way ("An error occurred while running the tool"), with no
+    # marker left: the ledger's ground truth for the call decides; an unknown call falls back to the markers
+    steps = [("calls", ["ticket_1"]), ("result", ("ticket_1", "An error occurred while running the tool."))]
+    seen: list[str] = []
+
+    def status_of(call_id: str) -> str | None:
+        seen.append(call_id)
+        return ledger_says
+
+    assert select(support, conv(*steps), status_of).label == turn
+    assert seen == ["ticket_1"]
+
+
+def test_a_call_without_a_result_is_none_whatever_the_ledger_says(support):
+    assert select(support, conv(("calls", ["ticket_1"])), lambda _cid: "receipt").label == "not_run"

@@ -61,12 +61,54 @@ def test_malformed_body_is_a_logged_violation(model_server, make_scenario, regis
     assert server.violations(run_id)[0].seq == 1
 
 
-def test_scripted_error_carries_retry_after_ms(model_server, make_scenario, register):
+def _post_chat(url: str, key: str, messages: list[dict] | None = None) -> httpx.Response:
+    return httpx.post(url + "/v1/chat/completions", headers={"authorization": f"Bearer {key}"},
+                      json={"messages": messages or [{"role": "user", "content": "x"}]})
+
+
+def test_a_scripted_error_sends_no_retry_hint_a_real_provider_does_not_send(model_server, make_scenario, register):
     _, url = model_server
     _, key = register(make_scenario([{"id": "t", "text": "x", "fail_first": [{"status": 503}]}]))
-    r = httpx.post(url + "/v1/chat/completions", headers={"authorization": f"Bearer {key}"},
-                   json={"messages": [{"role": "user", "content": "x"}]})
-    assert (r.status_code, r.headers["retry-after-ms"]) == (503, "10")
+    r = _post_chat(url, key)
+    assert r.status_code == 503
+    assert not {"retry-after-ms", "retry-after", "x-should-retry"} & set(r.headers)
+    assert r.json()["error"]["type"] == "server_error"
+
+
+def test_anthropic_429_carries_the_documented_retry_after(model_server, make_scenario, register):
+    _, url = model_server
+    _, key = register(make_scenario([{"id": "t", "text": "x", "fail_first": [{"status": 429}]}]))
+    r = httpx.post(url + "/v1/messages", headers={"x-api-key": key},
+                   json={"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "x"}]})
+    assert (r.status_code, r.headers.get("retry-after"), r.headers.get("retry-after-ms")) == (429, "1", None)
+
+
+def test_a_scripted_error_sends_exactly_the_headers_it_declares(model_server, make_scenario, register):
+    _, url = model_server
+    failure = {"status": 500, "times": "forever", "headers": {"x-should-retry": "false"}, "message": "boom"}
+    _, key = register(make_scenario([{"id": "t", "text": "x", "fail_first": [failure]}]))
+    r = _post_chat(url, key)
+    assert (r.status_code, r.headers["x-should-retry"], r.json()["error"]["message"]) == (500, "false", "boom")
+    assert "retry-after-ms" not in r.headers
+
+
+def test_a_second_resume_of_the_same_state_is_not_a_client_retry(model_server, make_scenario, register):
+    server, url = model_server
+    run_id, key = register(make_scenario(TEXT))
+    _post_chat(url, key)
+    _post_chat(url, key)  # the same state again in the same segment: a client retry
+    server.begin_segment(run_id)
+    _post_chat(url, key)  # a resume asks for it again: not a retry
+    assert [r.retry for r in server.requests(run_id)] == [False, True, False]
+
+
+def test_a_capped_request_still_gets_its_retry_bookkeeping(model_server, make_scenario, register):
+    server, url = model_server
+    run_id, key = register(make_scenario(TEXT, safety_cap=1))
+    _post_chat(url, key)
+    r = _post_chat(url, key)
+    assert r.status_code == 400 and server.capped(run_id)
+    assert [(e.served_turn, e.retry) for e in server.requests(run_id)] == [("hello", False), ("hello", True)]
 
 
 def test_bind_and_serve_forever_refuse_a_port_in_use():

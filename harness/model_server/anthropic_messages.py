@@ -98,7 +98,8 @@ def render_stream(r: Reply, include_usage: bool = True) -> list[bytes]:
 
 
 ERROR_TYPES = {
-    400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error", 429: "rate_limit_error",
+    400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
+    408: "timeout_error", 409: "invalid_request_error", 429: "rate_limit_error",
     500: "api_error", 503: "api_error", 529: "overloaded_error",
 }
 

@@ -2,7 +2,14 @@
 
 Every request is logged per run as a `RequestLogEntry` (the ground truth of model requests); a request the
 script cannot answer gets HTTP 400 and a `Violation`; past the scenario's safety cap, HTTP 400 and the run
-is marked capped. Scripted `fail_first` errors and retries are counted per (run, turn, n) state.
+is marked capped. Scripted `fail_first` errors and retries are counted per (run, segment, turn, n) state: a
+request for a state already served in the same segment is a client retry; a resume (a new segment, another
+process) asking for the same state again is not. A scripted failure sends only the headers the scenario
+declares, or what the real provider sends for that status (provider_errors.py).
+
+A tool result's class (receipt / error / none) is ground truth when the server is given `call_status` (the
+runner passes the ledger's): a call the ledger ran and that failed is an error to the scripted model whatever
+words the framework wrapped around it; the markers in the text decide only for calls the ledger does not know.
 """
 
 from __future__ import annotations
@@ -28,12 +35,12 @@ from starlette.routing import BaseRoute, Route
 
 from harness.errors import BadInput, ScriptViolation
 from harness.model_server import anthropic_messages, openai_chat, openai_responses
+from harness.model_server.provider_errors import default_headers
 from harness.model_server.script import select, tool_results_seen
 from harness.model_server.wire import Reply, new_id
 from harness.record import RequestLogEntry, Violation
 from harness.scenario import HttpFailure, Scenario
 
-RETRY_AFTER_MS = 10  # sent with scripted 429/5xx: the openai/anthropic clients then retry after 10 ms
 DEFAULT_RUN = "default"  # the run that answers any key when the server was started with a scenario
 HOST = "127.0.0.1"
 CLIENT_GONE = 499  # logged status of a request whose client went away before the response (nginx's code)
@@ -47,18 +54,23 @@ class _Run:
     t0: float = field(default_factory=time.perf_counter)
     log: list[dict[str, Any]] = field(default_factory=list)  # RequestLogEntry fields, filled as it goes
     violations: list[Violation] = field(default_factory=list)
-    state_requests: dict[tuple[str, int | None], int] = field(default_factory=dict)
+    segment: int = 0  # the runner starts a new segment for each resume
+    state_requests: dict[tuple[int, str, int | None], int] = field(default_factory=dict)
     capped: bool = False
     auxiliary: list[dict[str, Any]] = field(default_factory=list)  # requests that are not model calls
 
 
-def _failure(fail_first: list[HttpFailure], k: int) -> int | None:
-    """The scripted HTTP status for the k-th (0-based) request of a state, or None to serve the turn."""
+def _failure(fail_first: list[HttpFailure], k: int) -> HttpFailure | None:
+    """The scripted failure for the k-th (0-based) request of a state, or None to serve the turn."""
     for f in fail_first:
         if f.times == "forever" or k < f.times:
-            return f.status
+            return f
         k -= f.times
     return None
+
+
+# ground truth of a tool result: (run id, neutral call id) -> "receipt" | "error" | None (not known)
+CallStatus = Callable[[str, str], str | None]
 
 
 class ModelServer:
@@ -70,7 +82,9 @@ class ModelServer:
         extra_routes: Sequence[BaseRoute] = (),
         default_scenario: Scenario | None = None,
         on_request: Callable[[str, RequestLogEntry], None] | None = None,
+        call_status: CallStatus | None = None,
     ):
+        self._call_status = call_status
         self._lock = threading.Lock()
         self._runs: dict[str, _Run] = {}
         self._keys: dict[str, _Run] = {}
@@ -102,6 +116,11 @@ class ModelServer:
             run = _Run(run_id, api_key, scenario)
             self._runs[run_id] = run
             self._keys[api_key] = run
+
+    def begin_segment(self, run_id: str) -> None:
+        """A resume starts: requests for states served before are no longer client retries."""
+        with self._lock:
+            self._run(run_id).segment += 1
 
     def unregister_run(self, run_id: str) -> None:
         with self._lock:
@@ -162,6 +181,12 @@ class ModelServer:
                 run.violations.append(Violation(seq=0, reason=reason))  # seq 0: not a model request
         return JSONResponse(proto.error(404, reason), 404, headers={"x-should-retry": "false"})
 
+    def _status_lookup(self, run_id: str) -> Callable[[str], str | None] | None:
+        lookup = self._call_status
+        if lookup is None:
+            return None
+        return lambda call_id: lookup(run_id, call_id)
+
     def _lookup(self, request: Request) -> _Run | None:
         auth = request.headers.get("authorization", "")
         keys = [request.headers.get("x-api-key"), auth[7:] if auth[:7].lower() == "bearer " else None]
@@ -192,13 +217,16 @@ class ModelServer:
             if self._on_request:
                 self._on_request(run.run_id, RequestLogEntry(**row))
 
-        def fail(status: int, message: str, violation: bool = False, retry_after: bool = False) -> Response:
+        def fail(status: int, message: str, violation: bool = False, headers: dict[str, str] | None = None
+                 ) -> Response:
+            """An error answer. Scripted failures pass the provider's headers; the harness's own refusals
+            (violations, the cap) say `x-should-retry: false`: they are not provider behaviour to retry."""
             if violation:
                 with self._lock:
                     run.violations.append(Violation(seq=row["seq"], reason=message))
             finish(status, message)
-            headers = {"retry-after-ms": str(RETRY_AFTER_MS)} if retry_after else {"x-should-retry": "false"}
-            return JSONResponse(proto.error(status, message), status, headers=headers)
+            sent = {"x-should-retry": "false"} if headers is None else headers
+            return JSONResponse(proto.error(status, message), status, headers=sent)
 
         try:
             body = json.loads(raw)
@@ -206,30 +234,38 @@ class ModelServer:
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             return fail(400, f"cannot read the request body: {exc!r}", violation=True)
         conv = parsed.conversation
+        status_of = self._status_lookup(run.run_id)
         row.update(
             stream=parsed.stream, model=parsed.model, messages=parsed.messages, tools_offered=conv.tools_offered,
-            tool_choice=parsed.tool_choice, tool_results=tool_results_seen(conv),
+            tool_choice=parsed.tool_choice, tool_results=tool_results_seen(conv, status_of),
         )
-        if row["seq"] > run.scenario.safety_cap:
+        try:
+            served = select(run.scenario, conv, status_of)
+        except ScriptViolation as exc:
+            served = None
+            violation = str(exc)
+        if served is not None:
+            key = (run.segment, *served.state)
+            with self._lock:
+                k = run.state_requests.get(key, 0)
+                run.state_requests[key] = k + 1
+            row.update(served_turn=served.label, retry=k > 0)
+        if row["seq"] > run.scenario.safety_cap:  # after the bookkeeping: a capped request is logged like any
             with self._lock:
                 run.capped = True
             return fail(400, f"loopbench safety cap: more than {run.scenario.safety_cap} model requests in this run")
-        try:
-            served = select(run.scenario, conv)
-        except ScriptViolation as exc:
-            return fail(400, f"script violation: {exc}", violation=True)
+        if served is None:
+            return fail(400, f"script violation: {violation}", violation=True)
         turn = served.turn
-        with self._lock:
-            k = run.state_requests.get(served.state, 0)
-            run.state_requests[served.state] = k + 1
-        row.update(served_turn=served.label, retry=k > 0)
         if turn.delay_s:
             await asyncio.sleep(turn.delay_s)
             if await request.is_disconnected():
                 return fail(CLIENT_GONE, "client disconnected before the response")
-        status = _failure(turn.fail_first, k)
-        if status is not None:
-            return fail(status, f"scripted HTTP {status} for turn {served.label}", retry_after=True)
+        failure = _failure(turn.fail_first, k)
+        if failure is not None:
+            headers = default_headers(proto.NAME, failure.status) if failure.headers is None else failure.headers
+            message = failure.message or f"scripted HTTP {failure.status} for turn {served.label}"
+            return fail(failure.status, message, headers=headers)
 
         usage = turn.usage or run.scenario.model.usage
         reply = Reply(served, parsed.model or run.scenario.model.id, usage.input_tokens, usage.output_tokens, new_id())

@@ -7,7 +7,9 @@ rules of scenarios/README.md ("Turn choice") and returns the `Served` turn or ra
 The rules, in short:
 - the *latest batch* is the latest assistant message holding scripted calls (ids `<prefix><scripted id>`);
   none: the opening turn;
-- each call of the batch came back as `receipt` / `error` (marker in its result text) or `none`;
+- each call of the batch came back as `receipt` / `error` or `none`: from the ledger's ground truth for that
+  call id when the caller passes `status_of` (a call the ledger ran and that failed is an error whatever the
+  framework's wording), else from the marker in its result text; a call with no result is `none`;
 - the first turn in file order whose `after` matches a call of the batch is served; else a repeating turn
   whose own call is in the batch continues with the next `n`; else a script violation;
 - a repeating turn is numbered `n` = 1 + the highest `n` of its calls already in the conversation, and is
@@ -20,6 +22,7 @@ The rules, in short:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -154,7 +157,21 @@ def _after_matches(after: After, call_id: str, status: str, text: str | None) ->
     return ok and (after.contains is None or (text is not None and after.contains in text))
 
 
-def latest_batch(scenario: Scenario, conv: Conversation) -> list[tuple[str, str, str | None]]:
+StatusOf = Callable[[str], str | None]  # neutral call id -> "receipt" | "error" | None (unknown)
+
+
+def _status(text: str | None, neutral_id: str | None, status_of: StatusOf | None) -> str:
+    """A result's class: ground truth for a call the ledger knows (only once a result came back), else its
+    markers."""
+    if text is not None and status_of is not None and neutral_id is not None:
+        known = status_of(neutral_id)
+        if known is not None:
+            return known
+    return result_status(text)
+
+
+def latest_batch(scenario: Scenario, conv: Conversation, status_of: StatusOf | None = None
+                 ) -> list[tuple[str, str, str | None]]:
     """(neutral id, status, result text) of each scripted call of the latest batch; [] when there is none."""
     templates = _scripted_templates(scenario)
     results = {r.call_id: r.text for r in conv.results}  # the last result for an id wins
@@ -164,16 +181,16 @@ def latest_batch(scenario: Scenario, conv: Conversation) -> list[tuple[str, str,
             out = []
             for raw in scripted:
                 text = results.get(raw)
-                out.append((conv.neutral(raw) or raw, result_status(text), text))
+                out.append((conv.neutral(raw) or raw, _status(text, conv.neutral(raw), status_of), text))
             return out
     return []
 
 
-def tool_results_seen(conv: Conversation) -> list[ToolResultSeen]:
+def tool_results_seen(conv: Conversation, status_of: StatusOf | None = None) -> list[ToolResultSeen]:
     return [
         ToolResultSeen(
             call_id=conv.neutral(r.call_id) or r.call_id,
-            status=result_status(r.text),  # type: ignore[arg-type]
+            status=_status(r.text, conv.neutral(r.call_id), status_of),  # type: ignore[arg-type]
             bytes=len(r.text.encode()),
         )
         for r in conv.results
@@ -188,8 +205,8 @@ def _serve(turn: Turn, n: int | None, conv: Conversation) -> Served:
     return Served(turn=turn, n=n, calls=calls, text=_fill(turn.text, n))
 
 
-def _choose(scenario: Scenario, conv: Conversation) -> Served:
-    batch = latest_batch(scenario, conv)
+def _choose(scenario: Scenario, conv: Conversation, status_of: StatusOf | None) -> Served:
+    batch = latest_batch(scenario, conv, status_of)
     if not batch:
         opening = next(t for t in scenario.script if t.after is None)
         return _serve(opening, 1 if _repeating(opening) else None, conv)
@@ -227,9 +244,9 @@ def _check_tool_choice(served: Served, conv: Conversation) -> None:
         raise ScriptViolation(f"tool_choice names tool {choice!r} but turn {served.label} does not call it")
 
 
-def select(scenario: Scenario, conv: Conversation) -> Served:
+def select(scenario: Scenario, conv: Conversation, status_of: StatusOf | None = None) -> Served:
     """The turn that answers this conversation, or ScriptViolation saying why there is none."""
-    served = _choose(scenario, conv)
+    served = _choose(scenario, conv, status_of)
     _check_tool_choice(served, conv)
     return served
 
