@@ -34,6 +34,7 @@ from reports.tables import (
     environment,
     environment_rows,
     matrix_frame,
+    mechanisms_frame,
     stability_frame,
     units_frame,
 )
@@ -53,12 +54,21 @@ HOW_TO_READ = [
 ]
 
 
+MECHANISMS_NOTE = (
+    "A scenario states its intent (a denial that stops the run or one the model is told about, a pause for "
+    "approval, a rejection, each neutral limit); each adapter maps it to its framework's documented mechanism "
+    "and records which one in every run (`native.settings.mechanisms`, `limits`). A variant is another idiom a "
+    "user would pick for the same intents."
+)
+
+
 @dataclass
 class ReportData:
     results: Results
     env: dict[str, Any]
     matrix: pd.DataFrame
     units: pd.DataFrame
+    mechanisms: pd.DataFrame
     accounting: pd.DataFrame
     accounting_diffs: pd.DataFrame
     conformance: pd.DataFrame
@@ -76,6 +86,7 @@ def report_data(results: Results, claims_file: Path | None = None, with_plots: b
     claims = load_claims(claims_file or CLAIMS_FILE)
     return ReportData(
         results=results, env=environment(recs), matrix=matrix_frame(recs), units=units_frame(recs),
+        mechanisms=mechanisms_frame(recs),
         accounting=accounting_frame(recs), accounting_diffs=accounting_details(recs),
         conformance=conformance_frame(recs), stability=stability_frame(recs),
         claims=check_claims(recs, claims), plots=all_plots(recs) if with_plots else [],
@@ -132,6 +143,8 @@ def render_markdown(data: ReportData) -> str:
     out += ["## Comparison matrix", "",
             "✓ conforms · ⚠ deviates (✗ marks a deviating counter) · ⊘ unsupported · ✖ error", ""]
     out.append(_matrix_md(data))
+    out += ["## Mechanisms: each intent in each framework's native terms", "", MECHANISMS_NOTE, ""]
+    out.append(md_table(data.mechanisms))
     out += ["## Units: what a limit means natively", "",
             "Each limit scenario: the neutral intent, the native setting the adapter used, and what happened.", ""]
     out.append(md_table(data.units.drop(columns=["run_id"], errors="ignore")))
@@ -341,6 +354,8 @@ def render_html(data: ReportData) -> str:
         ("matrix", "Comparison matrix",
          "<p class=small>✓ conforms · ⚠ deviates (✗ marks each deviation, ideal→observed) · ⊘ unsupported · "
          "✖ error. Click an outcome for the run's details.</p>" + _matrix_html(data)),
+        ("mechanisms", "Mechanisms: each intent in each framework's native terms",
+         f"<p>{esc(MECHANISMS_NOTE)}</p>" + html_table(data.mechanisms)),
         ("units", "Units: what a limit means natively", html_table(units, raw={"run_id"})),
         ("accounting", "Accounting: reported vs observed",
          html_table(data.accounting, cell_class=acc_cls)
@@ -372,7 +387,8 @@ def render_json(data: ReportData) -> str:
     doc = {
         "report": "loopbench", "results_file": str(data.results.path), "warnings": data.results.warnings,
         "environment": data.env, "conformance": _jsonable(data.conformance), "matrix": _jsonable(matrix),
-        "units": _jsonable(data.units), "accounting": _jsonable(data.accounting),
+        "units": _jsonable(data.units), "mechanisms": _jsonable(data.mechanisms),
+        "accounting": _jsonable(data.accounting),
         "accounting_differences": _jsonable(data.accounting_diffs),
         "claims": [{"id": r.claim.id, "framework": r.claim.framework, "text": r.claim.text, "verdict": r.verdict,
                     "evidence": r.evidence, "versions": r.versions, "detail": r.detail} for r in data.claims],

@@ -46,12 +46,13 @@ _LABELS = {
     "cpu_s": "cpu s",
     "peak_rss_mb": "peak MB",
     "pending_approvals": "pending approvals",
+    "approval_requests": "approval requests",
     "duplicate_effects": "duplicate effects",
     "resumes": "resumes",
     "max_request_growth_bytes": "max request growth B",
 }
-_TOOL_LABELS = {"tool_executions_by_tool": "runs", "authorize_events_by_tool": "authorize events",
-                "effects_by_tool": "effects"}
+_TOOL_LABELS = {"tool_executions_by_tool": "runs", "authorize_events_by_tool": "approval callback runs",
+                "approval_requests_by_tool": "approval requests", "effects_by_tool": "effects"}
 
 
 # ---------------------------------------------------------------- small formatting helpers
@@ -284,6 +285,43 @@ def units_frame(records: list[RunRecord]) -> pd.DataFrame:
             "tokens served": k.total_tokens_observed, "cost $ (computed)": k.cost_usd_observed,
             "elapsed s": k.elapsed_s, "unsupported": ", ".join(r.unsupported), "run_id": r.run_id,
         })
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- mechanisms: intent -> native
+INTENT_LABELS = {
+    "deny_stop": "deny: stop the run", "deny_continue": "deny: tell the model, go on",
+    "approval_pause": "pause for approval", "reject": "reject at a pause",
+}
+
+
+def mechanisms_frame(records: list[RunRecord]) -> pd.DataFrame:
+    """For each policy intent (and each neutral limit) and framework variant: the native mechanism the adapter
+    recorded in the runs that used it (`native.settings.mechanisms`, the limits' native translation), with the
+    scenarios that used it. Different mechanisms for one intent are all listed."""
+    found: dict[tuple[str, str], dict[str, set[str]]] = {}
+    for c in cells(records):
+        r = c.rep
+        settings = r.native.get("settings") or {}
+        used = dict(settings.get("mechanisms") or {})
+        for name, spec in r.limits.items():
+            if isinstance(spec, dict) and spec.get("neutral") is not None:
+                used[f"limit: {name}"] = spec.get("native") or "unsupported"
+        for intent, native in used.items():
+            found.setdefault((intent, c.column), {}).setdefault(str(native), set()).add(c.scenario)
+    if not found:
+        return pd.DataFrame()
+    cols = sorted({col for _, col in found}, key=lambda col: column_sort_key(*(col.split(":", 1) + ["default"])[:2]))
+    order = [*INTENT_LABELS, *sorted({i for i, _ in found if i not in INTENT_LABELS})]
+    rows = []
+    for intent in order:
+        if not any(i == intent for i, _ in found):
+            continue
+        row: dict[str, Any] = {"intent": INTENT_LABELS.get(intent, intent)}
+        for col in cols:
+            natives = found.get((intent, col), {})
+            row[col] = " | ".join(natives) if natives else "–"
+        rows.append(row)
     return pd.DataFrame(rows)
 
 

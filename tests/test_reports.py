@@ -21,6 +21,7 @@ from reports.tables import (
     conformance_frame,
     environment,
     matrix_frame,
+    mechanisms_frame,
     stability_frame,
     units_frame,
 )
@@ -225,3 +226,19 @@ def test_show_run_by_prefix_and_missing_trace() -> None:
         show_run(DATA, "nope")
     with pytest.raises(BadInput, match="2 runs start with it"):
         show_run(DATA, "stops_without_finishing-langgraph")
+
+
+def test_mechanisms_show_each_intent_in_native_terms_per_variant(records) -> None:
+    base = next(r for r in records if r.framework == "openai-agents")
+    stop = base.model_copy(update={"scenario": "denied_action", "native": {"settings": {"mechanisms": {
+        "deny_stop": "tool input guardrail raise_exception"}}}})
+    go_on = base.model_copy(update={"scenario": "denied_action_continue", "native": {"settings": {"mechanisms": {
+        "deny_continue": "tool input guardrail reject_content"}}}})
+    other = base.model_copy(update={"scenario": "denied_action", "framework": "langgraph", "native": {"settings": {
+        "mechanisms": {"deny_stop": "wrap_tool_call raising"}}}})
+    df = mechanisms_frame([stop, go_on, other]).set_index("intent")
+    assert df.loc["deny: stop the run", "openai-agents"] == "tool input guardrail raise_exception"
+    assert df.loc["deny: tell the model, go on", "openai-agents"] == "tool input guardrail reject_content"
+    assert df.loc["deny: stop the run", "langgraph"] == "wrap_tool_call raising"
+    assert df.loc["deny: tell the model, go on", "langgraph"] == "–"
+    assert any(i.startswith("limit: max_model_calls") for i in df.index)
