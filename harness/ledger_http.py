@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -41,20 +42,30 @@ def ledger_routes(ledger: Ledger, token: str) -> list[Route]:
             return None, JSONResponse({"error": "`args` must be an object"}, status_code=400)
         return body, None
 
-    async def call(request: Request) -> JSONResponse:
-        if (denied := refused(request)) is not None:
-            return denied
-        body, bad = await body_of(request)
-        if bad is not None:
-            return bad
-        assert body is not None
-        run_id = request.path_params["run_id"]
-        try:
-            entry, step = ledger.begin(run_id, body["tool"], body.get("args", {}), body.get("call_id"))
-        except UnknownRun:
-            return JSONResponse({"error": f"unknown run {run_id}"}, status_code=404)
-        except UnknownTool:
-            return JSONResponse({"error": f"unknown tool {body['tool']}"}, status_code=404)
+    Handler = Callable[[Request, str, dict[str, Any]], Awaitable[JSONResponse]]
+
+    def endpoint(handler: Handler) -> Callable[[Request], Awaitable[JSONResponse]]:
+        """Token check, body check, and the ledger's unknown-run / unknown-tool answers, around one handler."""
+
+        async def answer(request: Request) -> JSONResponse:
+            if (denied := refused(request)) is not None:
+                return denied
+            body, bad = await body_of(request)
+            if bad is not None:
+                return bad
+            assert body is not None
+            run_id = request.path_params["run_id"]
+            try:
+                return await handler(request, run_id, body)
+            except UnknownRun:
+                return JSONResponse({"error": f"unknown run {run_id}"}, status_code=404)
+            except UnknownTool:
+                return JSONResponse({"error": f"unknown tool {body['tool']}"}, status_code=404)
+
+        return answer
+
+    async def call(request: Request, run_id: str, body: dict[str, Any]) -> JSONResponse:
+        entry, step = ledger.begin(run_id, body["tool"], body.get("args", {}), body.get("call_id"))
 
         async def disconnected() -> None:
             while (await request.receive())["type"] != "http.disconnect":
@@ -71,44 +82,19 @@ def ledger_routes(ledger: Ledger, token: str) -> list[Route]:
         watch.cancel()
         return JSONResponse(work.result().model_dump())
 
-    async def authorize(request: Request) -> JSONResponse:
-        if (denied := refused(request)) is not None:
-            return denied
-        body, bad = await body_of(request)
-        if bad is not None:
-            return bad
-        assert body is not None
-        run_id = request.path_params["run_id"]
-        try:
-            entry = ledger.authorize(
-                run_id, body["tool"], body.get("args", {}), body.get("call_id"), body.get("decision", "checked")
-            )
-        except UnknownRun:
-            return JSONResponse({"error": f"unknown run {run_id}"}, status_code=404)
-        except UnknownTool:
-            return JSONResponse({"error": f"unknown tool {body['tool']}"}, status_code=404)
+    async def authorize(_request: Request, run_id: str, body: dict[str, Any]) -> JSONResponse:
+        entry = ledger.authorize(run_id, body["tool"], body.get("args", {}), body.get("call_id"),
+                                 body.get("decision", "checked"))
         return JSONResponse({"entry_id": entry.id})
 
-    async def decide(request: Request) -> JSONResponse:
-        if (denied := refused(request)) is not None:
-            return denied
-        body, bad = await body_of(request)
-        if bad is not None:
-            return bad
-        assert body is not None
-        run_id = request.path_params["run_id"]
-        try:
-            decision = ledger.decide(run_id, body["tool"], body.get("args", {}), body.get("call_id"))
-        except UnknownRun:
-            return JSONResponse({"error": f"unknown run {run_id}"}, status_code=404)
-        except UnknownTool:
-            return JSONResponse({"error": f"unknown tool {body['tool']}"}, status_code=404)
+    async def decide(_request: Request, run_id: str, body: dict[str, Any]) -> JSONResponse:
+        decision = ledger.decide(run_id, body["tool"], body.get("args", {}), body.get("call_id"))
         return JSONResponse({"decision": decision})
 
     return [
-        Route("/ledger/{run_id}/call", call, methods=["POST"]),
-        Route("/ledger/{run_id}/authorize", authorize, methods=["POST"]),
-        Route("/ledger/{run_id}/decide", decide, methods=["POST"]),
+        Route("/ledger/{run_id}/call", endpoint(call), methods=["POST"]),
+        Route("/ledger/{run_id}/authorize", endpoint(authorize), methods=["POST"]),
+        Route("/ledger/{run_id}/decide", endpoint(decide), methods=["POST"]),
     ]
 
 

@@ -169,6 +169,21 @@ async def test_http_face_executes_with_the_token(http_ledger):
     assert r.status_code == 404
 
 
+@pytest.mark.parametrize("path", ["call", "authorize", "decide"])
+async def test_every_endpoint_of_the_http_face_needs_the_token_and_a_known_run_and_tool(http_ledger, path):
+    ledger, client = http_ledger
+    ledger.register_run("r", scenario({"get_ticket": {}}))
+    ok = {TOKEN_HEADER: "s3cret"}
+    assert (await client.post(f"/ledger/r/{path}", json={"tool": "get_ticket"})).status_code == 403
+    assert (await client.post(f"/ledger/r/{path}", json={"tool": "nope"}, headers=ok)).status_code == 404
+    assert (await client.post(f"/ledger/zz/{path}", json={"tool": "get_ticket"}, headers=ok)).status_code == 404
+    assert (await client.post(f"/ledger/r/{path}", content=b"{", headers=ok)).status_code == 400
+    r = await client.post(f"/ledger/r/{path}", json={"tool": "get_ticket", "call_id": "c1"}, headers=ok)
+    assert r.status_code == 200
+    if path == "decide":
+        assert r.json() == {"decision": None} and ledger.entries("r")[-1].kind == "approval_request"
+
+
 async def test_wait_settled_sees_an_abandoned_call_commit(ledger):
     ledger.register_run("r", scenario({"send_reply": {"approval": "none", "behavior": [{"result": "sent", "delay_s": 0.2}]}}))
     task = asyncio.ensure_future(ledger.execute("r", "send_reply", {"to": "a", "body": "b"}))
