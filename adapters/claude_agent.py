@@ -1,15 +1,17 @@
 """Claude Agent SDK adapter (`claude-agent-sdk`): the Python SDK driving its bundled Claude Code CLI.
 
 Translation of the neutral scenario into native controls (the `default` variant keeps every other default of
-the SDK and the CLI, including the CLI's retry policy and the default permission mode):
+the SDK and the CLI, including the CLI's retry policy and the default permission mode;
+`include_partial_messages=True` only adds stream events to what the SDK yields, see the counters below):
 - connection: the CLI is a child process of the worker (started by the SDK, not in a new session, so the
   runner's kill of the worker's process group reaches it), pointed at the scripted server with
   `ANTHROPIC_BASE_URL=<server>` and `ANTHROPIC_API_KEY=<run key>` (the server routes by the `x-api-key` the CLI
   sends, also after a resume), plus `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1` (without it the CLI makes an
   extra session-title model request per run and DNS lookups that may stall);
-- isolation per segment, all inside `ctx.work_dir`: `CLAUDE_CONFIG_DIR=config/` (settings, the session
-  transcript), `cwd=cwd/`, `HOME` and `XDG_*` dirs (the CLI otherwise writes MCP logs under
-  `~/.cache/claude-cli-nodejs`), `setting_sources=[]`, `strict_mcp_config=True`;
+- isolation: the session store is the business task's, as a Claude user keeps it: `CLAUDE_CONFIG_DIR` =
+  `ctx.task_dir/config` (settings, the session transcript), shared by the first run and every resume; per
+  segment inside `ctx.work_dir`: `cwd=cwd/`, `HOME` and `XDG_*` dirs (the CLI otherwise writes MCP logs under
+  `~/.cache/claude-cli-nodejs`); `setting_sources=[]`, `strict_mcp_config=True`;
 - tools: one in-process SDK MCP server (`create_sdk_mcp_server`, the model sees `mcp__loopbench__<tool>`) whose
   handlers execute through the ledger; built-in tools removed with `tools=[]`. The handler the SDK calls gets
   only the arguments; the CLI sends the tool_use id in the MCP `tools/call` request's
@@ -22,37 +24,58 @@ the SDK and the CLI, including the CLI's retry policy and the default permission
 - max model calls -> `max_turns`; max cost -> `max_budget_usd`; token budget and deadline -> unsupported
   (`task_budget` only tells the model its budget, it does not stop the loop);
 - `approval: required` -> a PreToolUse hook answering `permissionDecision: "defer"`: the CLI ends the run with
-  `terminal_reason="tool_deferred"` and `deferred_tool_use`. The snapshot holds the session id and a copy of
-  the config dir with the transcript; the resume copies it into the new segment's config dir and starts
-  `ClaudeSDKClient(resume=<session id>)` with no prompt, in another process: the CLI asks the hook again for
-  the deferred call, which now applies the decision (approve -> "allow", reject -> "deny"; no decision ->
-  "defer" again);
-- `approval: deny` -> a PreToolUse hook answering `permissionDecision: "deny"` (the model gets an error result
-  and the loop goes on; the run is not stopped by the framework, so it is not reported as `denied`).
-Every approval check (each hook or can_use_tool call for a tool whose approval is not `none`) records an
-`authorize` event in the ledger.
+  `terminal_reason="tool_deferred"` and `deferred_tool_use` (the pending call). The snapshot holds what the app
+  keeps to answer the human: the session id and the counters at the pause; the transcript stays in the task's
+  live config dir. The resume starts `ClaudeSDKClient(resume=<session id>)` with no prompt, in another process,
+  against that same config dir: the CLI asks the hook again for the deferred call, which now applies the
+  decision (approve -> "allow", reject -> "deny": the model gets an error result and goes on; no decision ->
+  "defer" again). Resuming the same pause a second time, after the first resume completed, finds nothing
+  deferred: the CLI makes no request, yields no message and no ResultMessage (it idles waiting for a prompt;
+  probes/claude/fair.py resume-twice), so that segment never returns and the runner records the task `hung`
+  at its hard timeout — the framework's behaviour, not emulated either way;
+- `approval: deny`, by the scenario's `policy.deny`: "continue" -> a PreToolUse hook answering
+  `permissionDecision: "deny"` (the model gets an error result and the loop goes on); "stop" -> the same plus
+  `"continue": false` and a `stopReason`, the hooks' documented way to stop: the CLI ends the run with
+  `terminal_reason="hook_stopped"` (subtype `success`) and lists the call in `permission_denials`; that pair is
+  reported as `denied`.
+Every run of the user's approval code (each hook or can_use_tool call for a tool whose approval is not `none`)
+records an `authorize` event in the ledger (approval-callback invocations, re-runs on resume included).
 
 Variant `can-use-tool`: no hooks; approvals go through `can_use_tool` (called by the CLI for tools that match
-no allow rule), answered in-process from the scenario's decisions (all `resumes[*].decisions`, keyed by
-scripted call id): approve -> Allow; reject -> Deny(interrupt=False) (the model is told, the loop goes on); no
-decision -> Deny(interrupt=True), which ends the run (`terminal_reason="aborted_tools"`) and is reported as a
-pause with the pending call — a pause that does not survive the process; `approval: deny` ->
-Deny(interrupt=True) (the framework stops the run: reported as `denied`). Such a pause saves no snapshot (there
-is nothing to resume from: the CLI ended the run), so the runner makes no resume, and the note says "pause does
-not survive a restart".
+no allow rule), an in-process callback: when the CLI calls it for a call that needs approval, it asks the
+harness at that moment (`LedgerClient.decide`, recorded as an approval request): approve -> Allow; reject ->
+Deny(interrupt=False) (the idiom's reject path: the model is told, the loop goes on); no decision -> this idiom
+cannot hold a pause across processes, so it answers Deny(interrupt=True, "no decision available"), reports no
+pending call and no pause, and records the intent as unsupported; the outcome follows the CLI's own signals
+(`error_during_execution`, `terminal_reason="aborted_tools"`). A scenario with resumes is recorded unsupported
+for the same reason (the decision is applied in-process, nothing is resumed). `approval: deny`: "continue" ->
+Deny(interrupt=False) (the SDK's default); "stop" -> Deny(interrupt=True): `error_during_execution`,
+`aborted_tools`, the call in `permission_denials`; that pair (naming a tool denied by policy) is `denied`.
+`settings["mechanisms"]` names the native mechanism used for each intent the scenario states.
 
-Retries are the CLI's own (default 10, `CLAUDE_CODE_MAX_RETRIES` unset): it honours retry headers only for
-429/529 and backs off exponentially (0.5 s doubling, capped at 32 s, with jitter) on 5xx, so an always-500
-server takes ~3 minutes; every retry is streamed as `SystemMessage(subtype="api_retry")`, counted in `extra`.
+Retries are the CLI's own (default 10, `CLAUDE_CODE_MAX_RETRIES` unset), measured with probes/claude/fair.py:
+a 500 with no retry header is retried with backoff from 0.5 s doubling to a 32 s cap plus up to 25 % jitter, so
+an always-500 server gets 11 requests over ~190 s; a `retry-after` header sets the delay (3.0-3.6 s measured
+for `retry-after: 3` on a 429, a 500 and a 529); a 500 with `x-should-retry: false` is not retried (1 request).
+Each of these retries is streamed as `SystemMessage(subtype="api_retry")` (attempt, delay, status). A 400 is
+different: the CLI re-sends it twice at once (3 requests) with no `api_retry` message, so those re-sends are
+not reported.
 
 Signals: `ResultMessage.subtype` (`error_max_turns` -> limit steps, `error_max_budget_usd` -> limit budget),
 `terminal_reason`, `is_error`, `api_error_status`, `permission_denials`, `deferred_tool_use`, the exception the
-SDK raises after an error result (`ResultError`) and a missing ResultMessage. Counters per segment:
-`num_turns` (runtime steps, unit "turn"), `usage` input/output tokens, `total_cost_usd`; requests reported =
-distinct API message ids among the top-level assistant messages the SDK yielded (the CLI reports no request
-count of its own). The CLI restores `total_cost_usd` and `model_usage` from the transcript when a session is
-resumed (they are cumulative, `usage` and `num_turns` are not): the resume segment reports its cost as
-`total_cost_usd` minus the value at the pause (saved in the snapshot); raw values are kept in `extra`.
+SDK raises after an error result (`ResultError`) and a missing ResultMessage. Counters per segment, each from
+what the SDK streamed:
+- model requests reported = the model responses (distinct message ids of the top-level `message_start` stream
+  events, which `include_partial_messages=True` streams, an observation-only option: the CLI streams no
+  AssistantMessage for a response without content blocks, and answers an empty response by asking once more)
+  + the failed attempts it retried (`api_retry` messages) + the failed attempt that ended the run, when the
+  ResultMessage names its HTTP status (`api_error_status`); a failure the CLI reports no status for is not
+  counted;
+- runtime steps = `num_turns` (unit "turn"; not a request count: `error_max_turns` reports max_turns+1);
+- tokens = the sum over models of `model_usage` input/output tokens (exact; `usage` misses the last call of a
+  run stopped by `max_budget_usd`), cost = `total_cost_usd`. The CLI restores `model_usage` and `total_cost_usd`
+  from the transcript when a session is resumed (cumulative; `usage` and `num_turns` are not): a resume
+  segment reports them minus the values at the pause (saved in the snapshot); raw values are kept in `extra`.
 """
 
 from __future__ import annotations
@@ -60,7 +83,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
-import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,8 +99,26 @@ ID_PREFIX = "toolu_"
 META_TOOL_USE_ID = "claudecode/toolUseId"
 SESSION_FILE = "session.json"
 PENDING_FILE = "pending.json"
-NOT_RESUMABLE = "pause does not survive a restart"
 STEP_UNIT = "turn (num_turns)"
+NO_PAUSE = ("approval_pause: can_use_tool is an in-process callback; a pause cannot be saved and resumed in "
+            "another process")
+
+MECHANISMS: dict[str, dict[str, str]] = {
+    "default": {
+        "deny_stop": "PreToolUse hook permissionDecision=deny + continue=false (terminal_reason hook_stopped)",
+        "deny_continue": "PreToolUse hook permissionDecision=deny",
+        "approval_pause": "PreToolUse hook permissionDecision=defer (terminal_reason tool_deferred); "
+                          "resume=<session id> in another process",
+        "reject": "PreToolUse hook permissionDecision=deny on resume",
+    },
+    "can-use-tool": {
+        "deny_stop": "can_use_tool PermissionResultDeny(interrupt=True) (terminal_reason aborted_tools)",
+        "deny_continue": "can_use_tool PermissionResultDeny(interrupt=False)",
+        "approval_pause": "unsupported: can_use_tool asks the harness in-process; no decision -> "
+                          "PermissionResultDeny(interrupt=True), no pause",
+        "reject": "can_use_tool PermissionResultDeny(interrupt=False)",
+    },
+}
 
 _CALL_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("loopbench_claude_call_id", default=None)
 
@@ -97,11 +137,19 @@ class _Segment:
 
     result: Any = None  # the last ResultMessage
     exception: BaseException | None = None
-    message_ids: list[str] = field(default_factory=list)
+    message_ids: list[str] = field(default_factory=list)  # model responses (message_start / AssistantMessage)
     texts: list[str] = field(default_factory=list)
-    pending: list[PendingCall] = field(default_factory=list)  # can_use_tool: calls left without a decision
-    policy_denied: list[str] = field(default_factory=list)  # can_use_tool: calls denied by policy (interrupt)
+    undecided: list[str] = field(default_factory=list)  # can_use_tool: calls the harness had no decision for
     api_retries: int = 0  # SystemMessage(subtype="api_retry") the CLI streamed
+
+
+@dataclass(frozen=True)
+class _AtPause:
+    """The cumulative values the CLI restores from the transcript, as they were at the pause."""
+
+    cost_usd: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
 
 
 class CLIKilled(RuntimeError):
@@ -116,21 +164,23 @@ class ClaudeAgentAdapter(Adapter):
     variants = {
         "default": "the SDK's and CLI's defaults; max_turns / max_budget_usd from the scenario; approvals pause "
                    "through a PreToolUse hook answering defer (resumed with resume=<session id> in another "
-                   "process); policy deny through a PreToolUse hook answering deny",
-        "can-use-tool": "approvals answered in-process by can_use_tool from the scenario's decisions; no decision "
-                        "-> Deny(interrupt=True), a pause that does not survive the process; policy deny -> "
-                        "Deny(interrupt=True)",
+                   "process); policy deny through a PreToolUse hook answering deny (+ continue=false to stop)",
+        "can-use-tool": "approvals through can_use_tool, decided in-process by the harness when the CLI asks (no "
+                        "pause: a call without a decision -> Deny(interrupt=True)); policy deny -> "
+                        "Deny(interrupt=True) to stop, Deny(interrupt=False) to continue",
     }
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls", "max_cost_usd"}),
         step_unit="turn (num_turns: one per model response in a normal run; error_max_turns reports max_turns+1)",
         pause="snapshot",
-        pause_survives_restart=True,  # default variant; `can-use-tool` pauses only in-process (see notes)
-        deny="PreToolUse hook permissionDecision=deny (can-use-tool variant: Deny(interrupt=True))",
-        # the CLI's default 10 retries back off 0.5 s doubling to 32 s on a 5xx whatever the retry headers say:
-        # ~3 minutes against an always-failing server (measured 178-188 s)
+        pause_survives_restart=True,  # default variant; `can-use-tool` cannot pause (see notes)
+        deny="PreToolUse hook permissionDecision=deny, + continue=false to stop (can-use-tool variant: "
+             "PermissionResultDeny, interrupt=True to stop)",
+        # the CLI's default 10 retries back off 0.5 s doubling to a 32 s cap (+ jitter) on a 5xx without a hint:
+        # ~3 minutes against an always-failing server (measured 178-190 s)
         retry_window_s=300.0,
-        notes=("variant can-use-tool: a call without a decision ends the run; the pause does not survive a restart",),
+        notes=("variant can-use-tool: an in-process callback; a call without a decision ends the run "
+               "(Deny(interrupt=True)), it cannot pause and be resumed in another process",),
     )
 
     @classmethod
@@ -195,7 +245,9 @@ class ClaudeAgentAdapter(Adapter):
     @staticmethod
     def _env(ctx: RunContext) -> dict[str, str]:
         work = ctx.work_dir.resolve()
-        dirs = {"CLAUDE_CONFIG_DIR": work / "config", "HOME": work / "home", "XDG_CACHE_HOME": work / "home/.cache",
+        # the session store is the task's (live across segments); everything else is the segment's own
+        dirs = {"CLAUDE_CONFIG_DIR": ctx.task_dir.resolve() / "config", "HOME": work / "home",
+                "XDG_CACHE_HOME": work / "home/.cache",
                 "XDG_CONFIG_HOME": work / "home/.config", "XDG_DATA_HOME": work / "home/.local/share",
                 "XDG_STATE_HOME": work / "home/.local/state"}
         for d in dirs.values():
@@ -221,36 +273,39 @@ class ClaudeAgentAdapter(Adapter):
         gated = [n for n, s in scenario.tools.items() if s.approval != "none"]
         kwargs: dict[str, Any] = dict(
             tools=[], mcp_servers={SERVER: mcp_config}, strict_mcp_config=True, setting_sources=[], cwd=str(cwd),
-            model=scenario.model.id, env=env, allowed_tools=allowed, **limit_kwargs,
+            model=scenario.model.id, env=env, allowed_tools=allowed, include_partial_messages=True,
+            **limit_kwargs,
         )
         settings: dict[str, Any] = {
             "model": scenario.model.id, "tools": [], "mcp_servers": {SERVER: "sdk (in-process)"},
             "strict_mcp_config": True, "setting_sources": [], "permission_mode": "unset (default)",
             "allowed_tools": allowed, **limit_kwargs,
+            # observation only: one message_start stream event per model response, empty responses included
+            "include_partial_messages": True,
             "env": sorted(k for k in env if k not in ("ANTHROPIC_API_KEY",)),
             "retries": "CLI default (CLAUDE_CODE_MAX_RETRIES unset)",
             "call_id_source": call_id_source,
+            "mechanisms": self.mechanisms(scenario, MECHANISMS[self.variant]),  # type: ignore[arg-type]
         }
         if resume:
             kwargs["resume"] = resume
-            settings["resume"] = "resume=<session id>, ClaudeSDKClient without a prompt"
+            settings["resume"] = ("resume=<session id>, ClaudeSDKClient without a prompt, against the task's live "
+                                  "config dir")
         if self.variant == "can-use-tool":
-            kwargs["can_use_tool"] = self._can_use_tool(scenario, ctx, seg, decisions)
-            settings.update(approval="can_use_tool (in-process decisions; none -> Deny(interrupt=True))",
-                            deny="can_use_tool Deny(interrupt=True)", reject="can_use_tool Deny(interrupt=False)")
-        else:
-            if gated:
-                matcher = "|".join(PREFIX + n for n in gated)
-                kwargs["hooks"] = {"PreToolUse": [HookMatcher(matcher=matcher,
-                                                              hooks=[self._hook(scenario, ctx, decisions)])]}
-            settings.update(approval="PreToolUse hook permissionDecision=defer; resume applies allow/deny",
-                            deny="PreToolUse hook permissionDecision=deny", reject="PreToolUse hook deny on resume")
+            kwargs["can_use_tool"] = self._can_use_tool(scenario, ctx, seg)
+            if scenario.resumes:  # a decision is applied in-process: nothing is ever saved and resumed
+                unsupported.append(NO_PAUSE)
+        elif gated:
+            matcher = "|".join(PREFIX + n for n in gated)
+            kwargs["hooks"] = {"PreToolUse": [HookMatcher(matcher=matcher,
+                                                          hooks=[self._hook(scenario, ctx, decisions)])]}
         return ClaudeAgentOptions(**kwargs), settings, limits, unsupported
 
     # ---------------------------------------------------------------- approval points
     @staticmethod
     def _hook(scenario: Scenario, ctx: RunContext, decisions: dict[str, str]) -> Any:
         ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
+        stop_on_deny = scenario.policy.deny == "stop"
 
         async def pre_tool_use(data: dict[str, Any], tool_use_id: str | None, _context: Any) -> dict[str, Any]:
             name = bare_name(str(data.get("tool_name", "")))
@@ -259,9 +314,12 @@ class ClaudeAgentAdapter(Adapter):
                 return {}
             args = data.get("tool_input") or {}
             call_id = neutral_id(tool_use_id or data.get("tool_use_id"))
+            out: dict[str, Any] = {}
             if spec.approval == "deny":
                 decision, reason = "deny", f"{name} is denied by policy"
-                await ledger.authorize(name, args, call_id, "denied by policy")
+                if stop_on_deny:  # the hooks' documented stop: the CLI ends the run (terminal_reason hook_stopped)
+                    out.update(continue_=False, stopReason=reason)
+                await ledger.authorize(name, args, call_id, "denied by policy" + (": stop" if stop_on_deny else ""))
             else:
                 wanted = decisions.get(call_id or "")
                 if wanted == "approve":
@@ -272,16 +330,18 @@ class ClaudeAgentAdapter(Adapter):
                     decision, reason = "defer", "waiting for approval"
                 await ledger.authorize(name, args, call_id, {"allow": "approved", "deny": "rejected",
                                                              "defer": "approval required: deferred"}[decision])
-            return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision,
-                                           "permissionDecisionReason": reason}}
+            out["hookSpecificOutput"] = {"hookEventName": "PreToolUse", "permissionDecision": decision,
+                                         "permissionDecisionReason": reason}
+            return out
 
         return pre_tool_use
 
     @staticmethod
-    def _can_use_tool(scenario: Scenario, ctx: RunContext, seg: _Segment, decisions: dict[str, str]) -> Any:
+    def _can_use_tool(scenario: Scenario, ctx: RunContext, seg: _Segment) -> Any:
         from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny
 
         ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
+        stop_on_deny = scenario.policy.deny == "stop"
 
         async def can_use_tool(tool_name: str, args: dict[str, Any], context: Any) -> Any:
             name = bare_name(tool_name)
@@ -289,20 +349,22 @@ class ClaudeAgentAdapter(Adapter):
             call_id = neutral_id(getattr(context, "tool_use_id", None))
             if spec is None:
                 return PermissionResultDeny(message=f"{tool_name} is not a scenario tool")
+            if spec.approval == "none":  # allowed_tools answers these before the callback; kept for safety
+                return PermissionResultAllow()
             if spec.approval == "deny":
-                await ledger.authorize(name, args, call_id, "denied by policy")
-                seg.policy_denied.append(call_id or name)
-                return PermissionResultDeny(message=f"{name} is denied by policy", interrupt=True)
-            wanted = decisions.get(call_id or "")
-            if spec.approval == "none" or wanted == "approve":
+                await ledger.authorize(name, args, call_id, "denied by policy" + (": stop" if stop_on_deny else ""))
+                return PermissionResultDeny(message=f"{name} is denied by policy", interrupt=stop_on_deny)
+            # the human is asked now, the only moment this idiom offers (recorded as an approval request)
+            wanted = await ledger.decide(name, args, call_id)
+            if wanted == "approve":
                 await ledger.authorize(name, args, call_id, "approved")
                 return PermissionResultAllow()
             if wanted == "reject":
                 await ledger.authorize(name, args, call_id, "rejected")
                 return PermissionResultDeny(message="rejected by the reviewer")
-            await ledger.authorize(name, args, call_id, "approval required: no decision, interrupted")
-            seg.pending.append(PendingCall(call_id=call_id, tool=name, args=dict(args)))
-            return PermissionResultDeny(message="waiting for approval", interrupt=True)
+            await ledger.authorize(name, args, call_id, "no decision available: interrupted")
+            seg.undecided.append(call_id or name)
+            return PermissionResultDeny(message="no decision available", interrupt=True)
 
         return can_use_tool
 
@@ -310,30 +372,25 @@ class ClaudeAgentAdapter(Adapter):
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
         from claude_agent_sdk import query
 
-        decisions: dict[str, str] = {}
-        if self.variant == "can-use-tool":
-            for r in scenario.resumes:
-                for call_id, d in r.decisions.items():
-                    decisions.setdefault(call_id, d)
         seg = _Segment()
-        options, settings, limits, unsupported = self._options(scenario, ctx, seg, decisions)
+        options, settings, limits, unsupported = self._options(scenario, ctx, seg, decisions={})
         try:
             async with contextlib.aclosing(query(prompt=scenario.prompt, options=options)) as stream:
                 async for message in stream:
                     self._observe(seg, message)
         except Exception as exc:  # the framework ended by raising: map it below
             seg.exception = exc
-        return self._segment(ctx, seg, settings, limits, unsupported, cost_base=None)
+        return self._segment(scenario, ctx, seg, settings, limits, unsupported, at_pause=None)
 
     async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
                      ) -> SegmentResult:
         from claude_agent_sdk import ClaudeSDKClient
 
         saved = json.loads((snapshot / SESSION_FILE).read_text())
-        config = ctx.work_dir.resolve() / "config"
-        if config.exists():
-            shutil.rmtree(config)
-        shutil.copytree(snapshot / "config", config)
+        if not (ctx.task_dir / "config").is_dir():  # the live session store is the task's, never a copy
+            raise FileNotFoundError(f"the task's Claude config dir {ctx.task_dir / 'config'} is missing")
+        at_pause = _AtPause(cost_usd=saved.get("total_cost_usd"), input_tokens=saved.get("input_tokens"),
+                            output_tokens=saved.get("output_tokens"))
         seg = _Segment()
         options, settings, limits, unsupported = self._options(scenario, ctx, seg, decisions,
                                                                resume=saved["session_id"])
@@ -343,28 +400,41 @@ class ClaudeAgentAdapter(Adapter):
                     self._observe(seg, message)
         except Exception as exc:
             seg.exception = exc
-        return self._segment(ctx, seg, settings, limits, unsupported, cost_base=saved.get("total_cost_usd"))
+        return self._segment(scenario, ctx, seg, settings, limits, unsupported, at_pause=at_pause)
 
     @staticmethod
     def _observe(seg: _Segment, message: Any) -> None:
-        from claude_agent_sdk import AssistantMessage, ResultMessage, SystemMessage, TextBlock
+        from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent, SystemMessage, TextBlock
 
         if isinstance(message, ResultMessage):
             seg.result = message
         elif isinstance(message, SystemMessage) and message.subtype == "api_retry":
             seg.api_retries += 1
+        elif isinstance(message, StreamEvent) and message.parent_tool_use_id is None:
+            # one message_start per model response, also for a response with no content blocks
+            if message.event.get("type") == "message_start":
+                mid = (message.event.get("message") or {}).get("id")
+                if mid and mid not in seg.message_ids:
+                    seg.message_ids.append(mid)
         elif isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+            # error=... marks the CLI's own synthetic message for a failed API call: not a response
             if message.error is None and message.message_id and message.message_id not in seg.message_ids:
                 seg.message_ids.append(message.message_id)
             seg.texts += [b.text for b in message.content if isinstance(b, TextBlock)]
 
     # ---------------------------------------------------------------- mapping the signals
-    def _segment(self, ctx: RunContext, seg: _Segment, settings: dict[str, Any], limits: dict[str, Any],
-                 unsupported: list[str], cost_base: float | None) -> SegmentResult:
+    def _segment(self, scenario: Scenario, ctx: RunContext, seg: _Segment, settings: dict[str, Any],
+                 limits: dict[str, Any], unsupported: list[str], at_pause: _AtPause | None) -> SegmentResult:
         rm, exc = seg.result, seg.exception
+        notes: list[str] = []
+        if seg.undecided:
+            notes.append(f"can_use_tool had no decision for {', '.join(seg.undecided)}: answered "
+                         "Deny(interrupt=True); this idiom cannot pause")
+            if NO_PAUSE not in unsupported:
+                unsupported = [*unsupported, NO_PAUSE]
         common: dict[str, Any] = dict(settings=settings, limits=limits, unsupported=unsupported)
-        counters = self._counters(seg, cost_base)
-        extra: dict[str, Any] = {"api_retry_messages": seg.api_retries}
+        counters = self._counters(seg, at_pause)
+        extra: dict[str, Any] = {"api_retry_messages": seg.api_retries, "model_responses": len(seg.message_ids)}
         base: dict[str, Any] = {"ended": "raised" if exc is not None else "returned"}
         if exc is not None:
             base.update(exception_type=type(exc).__name__, exception_message=str(exc)[:500])
@@ -380,7 +450,7 @@ class ClaudeAgentAdapter(Adapter):
                 base["ended"] = "raised"
                 base["exception_message"] = "the CLI ended without a ResultMessage"
             return SegmentResult(signals=NativeSignals(**base, failure="other", extra=extra), counters=counters,
-                                 **common)
+                                 notes=notes, **common)
         extra.update(is_error=rm.is_error, stop_reason=rm.stop_reason, api_error_status=rm.api_error_status,
                      num_turns=rm.num_turns, total_cost_usd=rm.total_cost_usd,
                      permission_denials=rm.permission_denials or [], model_usage=rm.model_usage,
@@ -390,12 +460,12 @@ class ClaudeAgentAdapter(Adapter):
                      duration_ms=rm.duration_ms, duration_api_ms=rm.duration_api_ms, session_id=rm.session_id)
         if rm.errors:
             extra["errors"] = rm.errors[:5]
-        if cost_base is not None:
-            extra["total_cost_usd_at_pause"] = cost_base
+        if at_pause is not None:
+            extra["at_pause"] = {"total_cost_usd": at_pause.cost_usd, "input_tokens": at_pause.input_tokens,
+                                 "output_tokens": at_pause.output_tokens}
         base.update(subtype=rm.subtype, terminal_reason=rm.terminal_reason)
-        notes: list[str] = []
 
-        # a pause: the hook deferred a call (default), or can_use_tool interrupted a call without a decision
+        # a pause: the hook deferred a call; the CLI names it in deferred_tool_use
         deferred = rm.deferred_tool_use
         if deferred is not None or rm.terminal_reason == "tool_deferred":
             pending = [PendingCall(call_id=neutral_id(deferred.id), tool=bare_name(deferred.name),
@@ -403,21 +473,21 @@ class ClaudeAgentAdapter(Adapter):
             extra["deferred_tool_use"] = {"id": deferred.id, "name": deferred.name} if deferred else None
             snapshot = self._save(ctx, rm, pending, settings)
             signals = NativeSignals(**{**base, "ended": "paused"}, pending=pending, extra=extra)
-            return SegmentResult(signals=signals, counters=counters, snapshot=snapshot, **common)
-        if seg.pending and not seg.policy_denied:
-            notes.append(f"{NOT_RESUMABLE}: can_use_tool answered Deny(interrupt=True) for a call without a "
-                         "decision; the CLI ended the run")
-            signals = NativeSignals(**{**base, "ended": "paused"}, pending=seg.pending, extra=extra)
-            return SegmentResult(signals=signals, counters=counters, snapshot=None, notes=notes, **common)
+            return SegmentResult(signals=signals, counters=counters, snapshot=snapshot, notes=notes, **common)
 
         text = rm.result if not rm.is_error else None
         if text is None and not rm.is_error and seg.texts:
             text = seg.texts[-1]
+        # the CLI stopped the run on a denial (hook continue=false -> hook_stopped; Deny(interrupt=True) ->
+        # aborted_tools) and its permission_denials name a tool the policy denies
+        denied_by_policy = [d for d in rm.permission_denials or []
+                            if isinstance(d, dict) and (spec := scenario.tools.get(bare_name(str(d.get("tool_name")))))
+                            and spec.approval == "deny"]
         if rm.subtype == "error_max_turns":
             signals = NativeSignals(**base, limit="steps", limit_signal="raised", extra=extra)
         elif rm.subtype == "error_max_budget_usd":
             signals = NativeSignals(**base, limit="budget", limit_signal="raised", extra=extra)
-        elif seg.policy_denied:
+        elif rm.terminal_reason in ("hook_stopped", "aborted_tools") and denied_by_policy:
             signals = NativeSignals(**base, denied=True, final_text=text, extra=extra)
         elif rm.is_error:
             model = rm.api_error_status is not None or rm.terminal_reason == "api_error"
@@ -429,31 +499,53 @@ class ClaudeAgentAdapter(Adapter):
         return SegmentResult(signals=signals, counters=counters, notes=notes, **common)
 
     @staticmethod
-    def _counters(seg: _Segment, cost_base: float | None) -> ReportedCounters:
+    def _tokens(rm: Any) -> tuple[int | None, int | None]:
+        """Input and output tokens summed over `model_usage` (exact per call; None when the CLI sent none)."""
+        usage = rm.model_usage if rm is not None else None
+        if not isinstance(usage, dict):
+            return None, None
+        return (sum(int(u.get("inputTokens") or 0) for u in usage.values()),
+                sum(int(u.get("outputTokens") or 0) for u in usage.values()))
+
+    @classmethod
+    def _counters(cls, seg: _Segment, at_pause: _AtPause | None) -> ReportedCounters:
         rm = seg.result
         if rm is None:
-            return ReportedCounters(model_requests_reported=len(seg.message_ids) if seg.message_ids else None,
-                                    runtime_step_unit=STEP_UNIT)
-        usage = rm.usage or {}
+            seen = len(seg.message_ids) + seg.api_retries
+            return ReportedCounters(model_requests_reported=seen or None, runtime_step_unit=STEP_UNIT)
+        # each response, each retried failure, and the failure that ended the run when the CLI names its status
+        requests = len(seg.message_ids) + seg.api_retries + (1 if rm.api_error_status is not None else 0)
+        tokens_in, tokens_out = cls._tokens(rm)
         cost = rm.total_cost_usd
-        if cost is not None and cost_base is not None:
-            cost = round(cost - cost_base, 12)
+
+        def since_pause(value: Any, base: Any) -> Any:
+            # cumulative across a resume (restored from the transcript): this segment's growth; unknown base ->
+            # unknown growth
+            if value is None or at_pause is None:
+                return value
+            return None if base is None else round(value - base, 12)
+
+        if at_pause is not None:
+            cost = since_pause(cost, at_pause.cost_usd)
+            tokens_in = since_pause(tokens_in, at_pause.input_tokens)
+            tokens_out = since_pause(tokens_out, at_pause.output_tokens)
         return ReportedCounters(
-            model_requests_reported=len(seg.message_ids), runtime_steps=rm.num_turns, runtime_step_unit=STEP_UNIT,
-            input_tokens_reported=usage.get("input_tokens"), output_tokens_reported=usage.get("output_tokens"),
-            cost_usd_reported=cost, cumulative=False,
+            model_requests_reported=requests, runtime_steps=rm.num_turns, runtime_step_unit=STEP_UNIT,
+            input_tokens_reported=tokens_in, output_tokens_reported=tokens_out, cost_usd_reported=cost,
+            cumulative=False,
         )
 
-    @staticmethod
-    def _save(ctx: RunContext, rm: Any, pending: list[PendingCall], settings: dict[str, Any]) -> str:
+    @classmethod
+    def _save(cls, ctx: RunContext, rm: Any, pending: list[PendingCall], settings: dict[str, Any]) -> str:
         snap = ctx.snapshot_dir
         snap.mkdir(parents=True, exist_ok=True)
+        tokens_in, tokens_out = cls._tokens(rm)
         (snap / PENDING_FILE).write_text(json.dumps([p.model_dump() for p in pending]))
         (snap / SESSION_FILE).write_text(json.dumps({
-            "session_id": rm.session_id, "total_cost_usd": rm.total_cost_usd, "num_turns": rm.num_turns,
+            "session_id": rm.session_id, "num_turns": rm.num_turns,
+            # the cumulative values at the pause (raw, as the CLI reported them): a resume subtracts them
+            "total_cost_usd": rm.total_cost_usd, "input_tokens": tokens_in, "output_tokens": tokens_out,
             "settings": settings,
         }, default=str))
-        config = ctx.work_dir.resolve() / "config"
-        shutil.copytree(config, snap / "config", dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.lock"))
         print(f"claude-agent-sdk: paused session {rm.session_id} saved to {snap}", file=sys.stderr)
         return str(snap)

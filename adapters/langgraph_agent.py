@@ -5,7 +5,8 @@ model=<scenario model>)` (Chat Completions, the client's own retry defaults) and
 `StructuredTool`s with the scenario's JSON schema. Each tool gets the model's tool-call id from the injected
 `ToolRuntime` and executes through the ledger; a ledger error is RAISED (`ToolFailed`), so the framework's
 default tool-error path decides (the default `ToolNode` handler only catches argument-validation errors, so
-the exception propagates out of the graph: failure="tool").
+the exception propagates out of the graph: failure="tool"). The native mechanism used for each intent the
+scenario states is in `settings["mechanisms"]` (table: `MECHANISMS`).
 
 Variants
 - `default`: `langchain.agents.create_agent` with its defaults.
@@ -13,33 +14,51 @@ Variants
     supersteps, not model calls, so the adapter derives the translation from the compiled graph's structure:
     p = supersteps from START up to and including the first `model` node, L = supersteps of one
     model -> ... -> tools -> ... -> model loop; N model calls (and no tool step after the N-th) fit in
-    `recursion_limit = p + L*(N-1)` (2N-1 for the bare agent, 3N-2 with HumanInTheLoopMiddleware's
-    after_model node). The formula and the values used are recorded in `limits`. No limit in the scenario:
-    the framework default (create_agent binds 9999) is left alone. The limit is a per-invocation config, so a
-    resume is invoked with the same config and gets a fresh budget (recorded, not emulated).
+    `recursion_limit = p + L*(N-1)` (2N-1 for the bare agent, 3N-2 with an after_model node such as
+    HumanInTheLoopMiddleware's). The formula and the values used are recorded in `limits`. No limit in the
+    scenario: the framework default (create_agent binds 9999) is left alone. The limit is a per-invocation
+    config, so a resume is invoked with the same config and gets a fresh budget (recorded, not emulated).
   - token budget, cost budget, deadline -> `unsupported` (LangGraph has `step_timeout`, a per-superstep
     timeout, and ChatOpenAI a per-request `timeout`; neither is a run deadline).
   - `approval: required` -> `HumanInTheLoopMiddleware(interrupt_on={tool: {"allowed_decisions":
     ["approve", "reject"], "when": <check>}})` (default batched mode: the interrupt is raised in its
-    `after_model` node, before any tool of that turn runs), with an on-disk `AsyncSqliteSaver` in the
-    segment's work dir and `thread_id` = the business task's run id. The `when` predicate always answers
-    True (the same as no predicate); it is where the adapter observes the approval check and records the
-    ledger `authorize` event, so a re-run of the after_model node on resume is counted. A pause copies the
-    closed checkpoint file into the snapshot. Resume: `Command(resume={interrupt_id: {"decisions": [...]}})`,
-    decisions in the interrupt's order, each matched to its scripted call id through the AIMessage's tool
-    calls; approve -> {"type": "approve"}, reject -> {"type": "reject"} (no message: the middleware's own
-    default text, sent to the model as a ToolMessage with status "error"; the loop goes on).
-  - `approval: deny` -> a `wrap_tool_call` middleware that records an `authorize` event ("denied by
-    policy") and returns a ToolMessage with status "error" instead of running the tool — the tool-call
-    wrapper pattern the middleware docs teach. The model is called again (the framework never stops a run on
-    a denial), so `denied` is never signalled: the outcome follows the completion evidence.
+    `after_model` node, before any tool of that turn runs). Persistence as the LangGraph docs show it: ONE
+    on-disk `AsyncSqliteSaver` per thread, in `ctx.task_dir` (shared by the first run and every resume of
+    the business task), `thread_id` = the business task's run id; the snapshot keeps only the thread id and
+    the interrupts the app showed the human (ids, kinds, call ids). The `when` predicate always answers
+    True (the same as no predicate); it is where the adapter observes the user's approval code and records a
+    ledger `authorize` event. langchain runs that predicate again when a resume re-runs the after_model node
+    (interrupt_sibling_replay: 2 authorize events) although the human is asked once: authorize events count
+    approval-callback invocations, while the harness counts approval requests from each pause's pending
+    calls (1). Resume: `Command(resume={interrupt_id: {"decisions": [...]}})` built from the saved
+    interrupts, decisions in each interrupt's order, matched to scripted call ids through the AIMessage's
+    tool calls; approve -> {"type": "approve"}, reject -> {"type": "reject"} (no message: the middleware's
+    own default text, sent to the model as a ToolMessage with status "error"; the loop goes on). The Command
+    goes to the live checkpointer whatever it holds: when nothing is pending any more (the same pause
+    resumed a second time), the framework runs no step and returns the thread's current state; the segment
+    records that (`pending_before_resume: 0`, a note), it does not raise.
+  - `approval: deny`, by the scenario's `policy.deny`:
+    - "stop" -> an `@after_model(can_jump_to=["end"])` hook (`DenyByPolicy`) that, when the model's turn
+      calls a denied tool, records an `authorize` event, answers every tool call of that turn with an error
+      ToolMessage, adds an AIMessage saying why, and returns `jump_to: "end"`. This is the early exit the
+      middleware docs teach ("Agent jumps") and the exact shape of langchain's own
+      `ToolCallLimitMiddleware(exit_behavior="end")` for a blocked tool call; it was picked over a tool-call
+      wrapper that raises because the run ends normally, no tool of the turn runs, and the thread's history
+      stays valid (every call answered) for whoever continues it. `denied=True` only from the framework's
+      own record: the debug stream's task_result of the `DenyByPolicy.after_model` node carrying
+      `jump_to: "end"`.
+    - "continue" -> a `wrap_tool_call` middleware that records an `authorize` event and returns a
+      ToolMessage with status "error" instead of running the tool (the tool-call wrapper pattern the
+      middleware docs teach): the model is told and called again; no `denied` flag.
 - `stategraph`: a hand-built `StateGraph(MessagesState)`: a `model` node (`ChatOpenAI.bind_tools`), a
   `ToolNode`, `tools_condition` to END, `tools` -> `model`. A tool that needs approval records its
   `authorize` event and then calls `interrupt()` inside the tool (the pattern the interrupt docs teach);
   resume answers that interrupt with {"type": "approve"|"reject"}; reject returns a cancellation text from
   the tool. On resume the whole `tools` node re-runs from its start: sibling calls of the same turn and the
-  approval check run again (counted through the ledger). Deny: the tool records `authorize` and returns a
-  refusal text without running. Limits as in `default` (the formula is derived from this graph).
+  approval check run again (counted through the ledger). Deny: the tool records `authorize`, then "stop" ->
+  it raises `ToolDenied`, which the default ToolNode handler lets propagate out of the graph (`denied=True`
+  when `ToolDenied` is in the exception's chain); "continue" -> it returns a refusal text without running.
+  Persistence and limits as in `default` (the formula is derived from this graph).
 - `model-call-limit`: `default`, but max model calls -> `ModelCallLimitMiddleware(thread_limit=N)` (its default
   exit_behavior "end": the middleware jumps to the end with an AIMessage saying the limit was exceeded) and
   `recursion_limit` left at the framework default. `thread_limit`, not `run_limit`: the neutral limit is per
@@ -48,23 +67,31 @@ Variants
   segment's last task was a *CallLimitMiddleware node that wrote `jump_to: end` (the framework's own output).
 
 Counters per segment (not cumulative): runtime steps = the distinct supersteps that ran tasks, from the
-graph's `debug` stream; model requests reported = AIMessages produced by the model client in this segment
-(messages already in the checkpoint are excluded by id); tokens summed from their `usage_metadata`.
+graph's `debug` stream; model requests reported = the AIMessages the model client produced in this segment
+(messages already in the checkpoint are excluded by id), tokens = the sum of their `usage_metadata` (None
+when one lacks it; 0 when the segment produced none, e.g. a resume that ran no step). These are the
+framework's own counts when the segment returned or paused: its state then holds every response. When the
+graph raised while a `model` task ran (the debug stream's task_result for it carries the error, or never
+came), the requests and tokens are unknown: the failed request and the client's hidden retries leave no
+message (model_fatal_error: 0 AI messages for 1 request; model_outage: for 3), so they are None, never the
+messages counted so far. A graph that raised outside a model call (GraphRecursionError between supersteps,
+a tool's exception, a denial) keeps the counts: the streamed state holds every model response.
 
-Measured facts to re-check on upgrade: a resumed invocation gets recursion_limit + 2 supersteps (the loop's
-stop is computed from the checkpoint's step, and the interrupted step runs again); langchain-openai caches its
-default async httpx client per process, so each segment clears that cache (`_fresh_default_async_client`).
+Measured facts to re-check on upgrade (probes/langgraph/): a resumed invocation gets recursion_limit + 2
+supersteps (the loop's stop is computed from the checkpoint's step, and the interrupted step runs again);
+a Command(resume=...) for an interrupt no longer pending runs nothing and returns the current state
+(resume_twice_live.py); langchain-openai caches its default async httpx client per process, so each segment
+clears that cache (`_fresh_default_async_client`).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from harness.adapter import Adapter, Capabilities, RunContext
+from harness.adapter import Adapter, Capabilities, Intent, RunContext
 from harness.ledger_http import LedgerClient
 from harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from harness.scenario import Scenario
@@ -74,6 +101,8 @@ PAUSE_FILE = "pause.json"
 MODEL_NODE = "model"
 TOOLS_NODE = "tools"
 LIMIT_MIDDLEWARE_SUFFIX = "CallLimitMiddleware.before_model"
+DENY_MIDDLEWARE = "DenyByPolicy"  # the deny-stop after_model hook: its node is "DenyByPolicy.after_model"
+DENY_NODE = f"{DENY_MIDDLEWARE}.after_model"
 UNSUPPORTED_NOTES = {
     "max_total_tokens": "no native token budget",
     "max_cost_usd": "no native cost budget",
@@ -87,6 +116,10 @@ def neutral_id(call_id: str | None) -> str | None:
 
 class ToolFailed(Exception):
     """A scripted tool error, raised so the framework's default tool-error path decides."""
+
+
+class ToolDenied(Exception):
+    """A policy denial raised from the tool (stategraph, deny "stop"): the graph ends with it."""
 
 
 def loop_shape(edges: list[tuple[str, str]]) -> tuple[int, int]:
@@ -126,9 +159,32 @@ class LangGraphAdapter(Adapter):
         step_unit="superstep",
         pause="snapshot",
         pause_survives_restart=True,
-        deny="wrap_tool_call middleware returning an error ToolMessage (stategraph: the tool returns a refusal)",
+        deny="stop: an after_model hook jumping to the end (stategraph: the tool raises); continue: a "
+             "wrap_tool_call middleware returning an error ToolMessage (stategraph: the tool returns a refusal)",
         notes=("recursion_limit counts supersteps; the limit is per invocation, so a resume gets a fresh budget",),
     )
+    # intent -> native mechanism, per idiom (settings["mechanisms"] keeps the ones the scenario uses)
+    MECHANISMS: ClassVar[dict[str, dict[Intent, str]]] = {
+        "create_agent": {
+            "deny_stop": f"@after_model(can_jump_to=['end']) hook {DENY_MIDDLEWARE}: an error ToolMessage for "
+                         "each call of the turn, an AIMessage, jump_to 'end' (the shape of "
+                         "ToolCallLimitMiddleware(exit_behavior='end')); denied = that node's jump in the debug stream",
+            "deny_continue": "wrap_tool_call middleware returning a ToolMessage(status='error') instead of running "
+                             "the tool (the model is told; the loop goes on)",
+            "approval_pause": "HumanInTheLoopMiddleware(interrupt_on={tool: {allowed_decisions, when}}) + one "
+                              "AsyncSqliteSaver per thread in the task dir; resume Command(resume={interrupt_id: "
+                              "{'decisions': [...]}})",
+            "reject": "HITL decision {'type': 'reject'} (the middleware's default text to the model as an error "
+                      "ToolMessage; the loop goes on)",
+        },
+        "stategraph": {
+            "deny_stop": "the tool raises ToolDenied; the default ToolNode handler lets it propagate out of the graph",
+            "deny_continue": "the tool returns a refusal text without running",
+            "approval_pause": "interrupt() inside the gated tool (ToolNode) + one AsyncSqliteSaver per thread in "
+                              "the task dir; resume Command(resume={interrupt_id: {'type': 'approve'|'reject'}})",
+            "reject": "the interrupt is answered {'type': 'reject'}; the tool returns a cancellation text",
+        },
+    }
 
     @classmethod
     def warm(cls) -> None:
@@ -153,6 +209,7 @@ class LangGraphAdapter(Adapter):
         from langgraph.types import interrupt
 
         in_tool_gates = self.variant == "stategraph"
+        deny_stops = scenario.policy.deny == "stop"
 
         def make(name: str) -> Any:
             spec = scenario.tools[name]
@@ -167,6 +224,8 @@ class LangGraphAdapter(Adapter):
                         return f"The user rejected the {name} call; it was not executed."
                 elif in_tool_gates and spec.approval == "deny":
                     await ledger.authorize(name, args, cid, "denied by policy")
+                    if deny_stops:  # the user's tool ends the run: ToolNode lets the exception through
+                        raise ToolDenied(f"{name} is denied by policy")
                     return f"{name} is denied by policy; it was not executed."
                 out = await ledger.call(name, args, cid)
                 if not out.ok:
@@ -181,8 +240,13 @@ class LangGraphAdapter(Adapter):
         return [make(n) for n in scenario.tools]
 
     def _middleware(self, scenario: Scenario, ledger: LedgerClient) -> tuple[list[Any], dict[str, Any]]:
-        from langchain.agents.middleware import HumanInTheLoopMiddleware, ModelCallLimitMiddleware, wrap_tool_call
-        from langchain_core.messages import ToolMessage
+        from langchain.agents.middleware import (
+            HumanInTheLoopMiddleware,
+            ModelCallLimitMiddleware,
+            after_model,
+            wrap_tool_call,
+        )
+        from langchain_core.messages import AIMessage, ToolMessage
 
         middleware: list[Any] = []
         settings: dict[str, Any] = {}
@@ -210,7 +274,32 @@ class LangGraphAdapter(Adapter):
                 "interrupt_mode": "batched (default)", "approval_check": "InterruptOnConfig.when (records authorize)",
             }
         denied = {name for name, spec in scenario.tools.items() if spec.approval == "deny"}
-        if denied:
+        if denied and scenario.policy.deny == "stop":
+
+            # last in the list: after_model hooks run last-to-first, so the denial is checked before any other
+            @after_model(can_jump_to=["end"], name=DENY_MIDDLEWARE)
+            async def deny_and_stop(state: Any, runtime: Any) -> dict[str, Any] | None:
+                last = state["messages"][-1] if state.get("messages") else None
+                calls = list(getattr(last, "tool_calls", None) or [])
+                refused = [c for c in calls if c["name"] in denied]
+                if not refused:
+                    return None
+                for c in refused:
+                    await ledger.authorize(c["name"], c.get("args") or {}, neutral_id(c.get("id")),
+                                           "denied by policy")
+                # as ToolCallLimitMiddleware(exit_behavior="end"): answer every call of the turn, then end
+                answers = [ToolMessage(content=(f"{c['name']} is denied by policy; it was not executed."
+                                                if c["name"] in denied else
+                                                "Not executed: the run was stopped on a denied call of this turn."),
+                                       name=c["name"], tool_call_id=c["id"], status="error") for c in calls]
+                names = ", ".join(sorted({c["name"] for c in refused}))
+                return {"messages": [*answers, AIMessage(f"Stopped: {names} is denied by policy.")],
+                        "jump_to": "end"}
+
+            middleware.append(deny_and_stop)
+            settings["deny"] = {"tools": sorted(denied), "intent": "stop",
+                                "how": f"@after_model hook {DENY_MIDDLEWARE} -> jump_to 'end'"}
+        elif denied:
 
             @wrap_tool_call
             async def deny_by_policy(request: Any, handler: Any) -> Any:
@@ -223,7 +312,8 @@ class LangGraphAdapter(Adapter):
                                    name=call["name"], tool_call_id=call["id"], status="error")
 
             middleware.append(deny_by_policy)
-            settings["deny"] = {"tools": sorted(denied), "how": "wrap_tool_call middleware -> error ToolMessage"}
+            settings["deny"] = {"tools": sorted(denied), "intent": "continue",
+                                "how": "wrap_tool_call middleware -> error ToolMessage"}
         return middleware, settings
 
     def _graph(self, scenario: Scenario, ctx: RunContext, checkpointer: Any) -> tuple[Any, dict[str, Any]]:
@@ -233,9 +323,13 @@ class LangGraphAdapter(Adapter):
         ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
         llm = ChatOpenAI(base_url=f"{ctx.base_url}/v1", api_key=ctx.api_key, model=scenario.model.id)
         tools = self._tools(scenario, ledger)
-        settings: dict[str, Any] = {"model_class": "ChatOpenAI (Chat Completions)",
-                                    "checkpointer": "AsyncSqliteSaver (on disk)" if checkpointer else None,
-                                    "stream_mode": ["debug", "values"]}
+        idiom = "stategraph" if self.variant == "stategraph" else "create_agent"
+        settings: dict[str, Any] = {
+            "model_class": "ChatOpenAI (Chat Completions)",
+            "checkpointer": "AsyncSqliteSaver (on disk, one per thread, in the task dir)" if checkpointer else None,
+            "stream_mode": ["debug", "values"],
+            "mechanisms": self.mechanisms(scenario, self.MECHANISMS[idiom]),
+        }
         if self.variant == "stategraph":
             from langgraph.graph import END, START, MessagesState, StateGraph
             from langgraph.prebuilt import ToolNode, tools_condition
@@ -256,7 +350,8 @@ class LangGraphAdapter(Adapter):
             if self._needs_checkpointer(scenario):
                 settings["approval"] = "interrupt() inside the gated tool, after an authorize event"
             if any(spec.approval == "deny" for spec in scenario.tools.values()):
-                settings["deny"] = "the tool returns a refusal text without running"
+                settings["deny"] = ("the tool raises ToolDenied" if scenario.policy.deny == "stop"
+                                    else "the tool returns a refusal text without running")
             return graph, settings
         from langchain.agents import create_agent
 
@@ -304,57 +399,61 @@ class LangGraphAdapter(Adapter):
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
         from langchain_core.messages import HumanMessage
 
-        return await self._segment(scenario, ctx, db=None, thread_id=ctx.run_id,
-                                   start=lambda _g, _c, _s: {"messages": [HumanMessage(scenario.prompt)]})
+        result, _ = await self._segment(scenario, ctx, ctx.run_id, {"messages": [HumanMessage(scenario.prompt)]})
+        return result
 
     async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
                      ) -> SegmentResult:
+        from langgraph.types import Command
+
         meta = json.loads((snapshot / PAUSE_FILE).read_text())
-        ctx.work_dir.mkdir(parents=True, exist_ok=True)
-        db = ctx.work_dir / CHECKPOINT_FILE
-        shutil.copy2(snapshot / meta["checkpoint"], db)
-
-        def start(_graph: Any, _config: Any, state: Any) -> Any:
-            from langgraph.types import Command
-
-            answers: dict[str, Any] = {}
-            for interrupt_id, kind, calls in self._pending(state):
-                missing = [c.call_id for c in calls if c.call_id not in decisions]
-                if missing or kind == "unknown":
-                    raise ValueError(f"no decision for pending call(s) {missing or kind} of interrupt {interrupt_id}")
-                chosen = [{"type": decisions[c.call_id or ""]} for c in calls]
-                answers[interrupt_id] = {"decisions": chosen} if kind == "hitl" else chosen[0]
-            return Command(resume=answers)
-
-        result = await self._segment(scenario, ctx, db=db, thread_id=meta["thread_id"], start=start)
+        if not (ctx.task_dir / meta["checkpoint"]).exists():  # the live store is the task's, never a copy
+            raise FileNotFoundError(f"the task's checkpointer {ctx.task_dir / meta['checkpoint']} is missing")
+        # answer the interrupts the app showed the human at the pause, whatever the live thread holds now
+        answers: dict[str, Any] = {}
+        for intr in meta["interrupts"]:
+            missing = [c for c in intr["calls"] if c is None or c not in decisions]
+            if missing or intr["kind"] == "unknown":
+                raise ValueError(f"no decision for pending call(s) {missing or intr['kind']} of interrupt {intr['id']}")
+            chosen = [{"type": decisions[c]} for c in intr["calls"]]
+            answers[intr["id"]] = {"decisions": chosen} if intr["kind"] == "hitl" else chosen[0]
+        result, pending_before = await self._segment(scenario, ctx, meta["thread_id"], Command(resume=answers))
+        notes = list(result.notes)
         if "recursion_limit" in result.settings:
-            note = (f"resumed with the same config: a fresh recursion_limit={result.settings['recursion_limit']} "
-                    "(the limit is per invocation, not saved in the checkpoint)")
-            result = result.model_copy(update={"notes": [*result.notes, note]})
-        return result
+            notes.append(f"resumed with the same config: a fresh recursion_limit={result.settings['recursion_limit']} "
+                         "(the limit is per invocation, not saved in the checkpoint)")
+        if pending_before == 0:
+            notes.append("nothing was pending in the task's checkpointer: the Command(resume=...) ran "
+                         f"{result.signals.extra.get('supersteps')} superstep(s) and the graph returned the "
+                         "thread's current state")
+        extra = {**result.signals.extra, "pending_before_resume": pending_before}
+        return result.model_copy(update={"notes": notes, "signals": result.signals.model_copy(update={"extra": extra})})
 
-    async def _segment(self, scenario: Scenario, ctx: RunContext, db: Path | None, thread_id: str, start: Any
-                       ) -> SegmentResult:
-        if db is None and self._needs_checkpointer(scenario):
-            ctx.work_dir.mkdir(parents=True, exist_ok=True)
-            db = ctx.work_dir / CHECKPOINT_FILE
-        if db is None:
-            return await self._drive(scenario, ctx, None, thread_id, start)
+    async def _segment(self, scenario: Scenario, ctx: RunContext, thread_id: str, graph_input: Any
+                       ) -> tuple[SegmentResult, int | None]:
+        """One invocation; with approvals, against the task's one checkpointer. (result, interrupts pending
+        in the checkpoint before the invocation, or None without a checkpointer)."""
+        if not self._needs_checkpointer(scenario):
+            result, _, before = await self._drive(scenario, ctx, None, thread_id, graph_input)
+            return result, before
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
-            result = await self._drive(scenario, ctx, saver, thread_id, start)
-        if result.signals.ended == "paused":  # the connection is closed: the file is complete on its own
+        ctx.task_dir.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteSaver.from_conn_string(str(ctx.task_dir / CHECKPOINT_FILE)) as saver:
+            result, groups, before = await self._drive(scenario, ctx, saver, thread_id, graph_input)
+        if result.signals.ended == "paused":  # the snapshot: what the app keeps to answer the human's decision
             ctx.snapshot_dir.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(db, ctx.snapshot_dir / CHECKPOINT_FILE)
-            meta = {"thread_id": thread_id, "checkpoint": CHECKPOINT_FILE,
+            meta = {"thread_id": thread_id, "checkpoint": CHECKPOINT_FILE,  # a file of ctx.task_dir
+                    "interrupts": [{"id": iid, "kind": kind, "calls": [c.call_id for c in calls]}
+                                   for iid, kind, calls in groups],
                     "pending": [p.model_dump() for p in result.signals.pending]}
             (ctx.snapshot_dir / PAUSE_FILE).write_text(json.dumps(meta, indent=1))
             result = result.model_copy(update={"snapshot": str(ctx.snapshot_dir)})
-        return result
+        return result, before
 
-    async def _drive(self, scenario: Scenario, ctx: RunContext, saver: Any, thread_id: str, start: Any
-                     ) -> SegmentResult:
+    async def _drive(self, scenario: Scenario, ctx: RunContext, saver: Any, thread_id: str, graph_input: Any
+                     ) -> tuple[SegmentResult, list[tuple[str, str, list[PendingCall]]], int | None]:
+        """(result, pending interrupt groups after the invocation, interrupts pending before it)."""
         graph, settings = self._graph(scenario, ctx, saver)
         extra_config, limits, unsupported = self._limits(scenario, graph)
         config: dict[str, Any] = {**extra_config}
@@ -365,27 +464,41 @@ class LangGraphAdapter(Adapter):
         common = dict(settings=settings, limits=limits, unsupported=unsupported)
 
         prior_ids: set[str] = set()
-        state = None
+        before: int | None = None
         if saver is not None:
             state = await graph.aget_state(config)
             prior_ids = {m.id for m in (state.values or {}).get("messages", []) if getattr(m, "id", None)}
-        graph_input = start(graph, config, state)
+            before = len(getattr(state, "interrupts", ()) or ())
 
         steps: set[int] = set()
         last_task: dict[str, Any] | None = None
+        model_tasks: dict[str, bool] = {}  # task id -> finished without error
+        deny_jump = False
         values: dict[str, Any] = {}
         try:
             async for mode, chunk in graph.astream(graph_input, config, stream_mode=["debug", "values"]):
                 if mode == "values" and isinstance(chunk, dict):
                     values = chunk
                 elif mode == "debug" and isinstance(chunk, dict):
+                    payload = chunk.get("payload") or {}
                     if chunk.get("type") == "task":
                         steps.add(chunk["step"])
+                        if payload.get("name") == MODEL_NODE:
+                            model_tasks[payload.get("id", "")] = False
                     elif chunk.get("type") == "task_result":
-                        last_task = chunk.get("payload")
+                        last_task = payload
+                        if payload.get("name") == MODEL_NODE:
+                            model_tasks[payload.get("id", "")] = payload.get("error") is None
+                        result = payload.get("result")
+                        if payload.get("name") == DENY_NODE and isinstance(result, dict) \
+                                and result.get("jump_to") == "end":
+                            deny_jump = True
         except Exception as exc:  # the framework ended by raising: map the signal
             counters = self._counters(values, prior_ids, steps)
-            return SegmentResult(signals=self._raised(exc, len(steps)), counters=counters, **common)
+            if not all(model_tasks.values()):  # raised in a model call: what it sent is unknown
+                counters = counters.model_copy(update={"model_requests_reported": None, "input_tokens_reported": None,
+                                                       "output_tokens_reported": None})
+            return SegmentResult(signals=self._raised(exc, len(steps)), counters=counters, **common), [], before
 
         if saver is not None:
             final = await graph.aget_state(config)
@@ -398,7 +511,8 @@ class LangGraphAdapter(Adapter):
                     extra={"interrupts": len(pending_groups), "supersteps": len(steps),
                            "interrupt_kinds": sorted({k for _, k, _ in pending_groups})},
                 )
-                return SegmentResult(signals=signals, counters=self._counters(values, prior_ids, steps), **common)
+                counters = self._counters(values, prior_ids, steps)
+                return SegmentResult(signals=signals, counters=counters, **common), pending_groups, before
 
         counters = self._counters(values, prior_ids, steps)
         handled = (last_task is not None and str(last_task.get("name", "")).endswith(LIMIT_MIDDLEWARE_SUFFIX)
@@ -406,12 +520,14 @@ class LangGraphAdapter(Adapter):
         extra: dict[str, Any] = {"supersteps": len(steps)}
         if handled:
             extra["limit_node"] = last_task["name"] if last_task else None
+        if deny_jump:
+            extra["deny_node"] = DENY_NODE
         messages = values.get("messages", [])
         final_text = _text(messages[-1]) if messages else None
         signals = NativeSignals(ended="returned", final_text=final_text, limit="steps" if handled else None,
-                                limit_signal="handled" if handled else None,
+                                limit_signal="handled" if handled else None, denied=deny_jump,
                                 finish_reason=_finish_reason(messages), extra=extra)
-        return SegmentResult(signals=signals, counters=counters, **common)
+        return SegmentResult(signals=signals, counters=counters, **common), [], before
 
     # ------------------------------------------------------------------ mapping
     @staticmethod
@@ -458,6 +574,8 @@ class LangGraphAdapter(Adapter):
         while cur is not None and len(chain) < 10:
             chain.append(cur)
             cur = cur.__cause__ or cur.__context__
+        if any(isinstance(e, ToolDenied) for e in chain):  # the graph ended on the user's denial
+            return NativeSignals(**base, denied=True)
         if any(isinstance(e, ToolFailed) for e in chain):
             return NativeSignals(**base, failure="tool")
         if any(isinstance(e, APIError) for e in chain):
@@ -471,13 +589,15 @@ class LangGraphAdapter(Adapter):
         produced = [m for m in values.get("messages", [])
                     if isinstance(m, AIMessage) and m.id not in prior_ids
                     and (m.usage_metadata is not None or m.response_metadata.get("finish_reason"))]
-        usage = [m.usage_metadata for m in produced if m.usage_metadata is not None]
+        usage = [m.usage_metadata for m in produced]
+        # known only when every response carried usage (no response in this segment: a real 0)
+        known = all(u is not None for u in usage)
         return ReportedCounters(
             model_requests_reported=len(produced),
             tool_calls_requested=sum(len(m.tool_calls) for m in produced),
             runtime_steps=len(steps), runtime_step_unit="superstep",
-            input_tokens_reported=sum(u.get("input_tokens", 0) for u in usage) if usage else None,
-            output_tokens_reported=sum(u.get("output_tokens", 0) for u in usage) if usage else None,
+            input_tokens_reported=sum(u.get("input_tokens", 0) for u in usage if u) if known else None,
+            output_tokens_reported=sum(u.get("output_tokens", 0) for u in usage if u) if known else None,
             cumulative=False,
         )
 

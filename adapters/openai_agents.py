@@ -7,25 +7,39 @@ Translation of the neutral scenario into native controls (the `default` variant 
   its default failure formatter only to `@function_tool` tools; a hand-built `FunctionTool` must handle its
   errors itself (an exception escapes the run as `UserError`). So a ledger error is answered with the SDK's
   own `default_tool_error_function` — exactly what a decorated tool gives the model by default (a fixed
-  "An error occurred while running the tool..." text, which hides the error from the model);
+  "An error occurred while running the tool. Please try again." text, which hides the error from the model;
+  probes/openai/tool_error_text.py). The scripted server classes the result from the ledger's ground truth
+  for that call, not from this wording;
 - max model calls -> `max_turns` (unset: the SDK default); token budget, cost budget, deadline -> unsupported;
 - `approval: required` -> `needs_approval` (a callable, so the approval point is recorded as an `authorize`
   event each time the SDK checks it); the pause is `result.interruptions` + `RunState` saved in the snapshot;
   resume = `RunState.from_string` + `approve`/`reject` keyed by scripted call id + `Runner.run(agent, state)`;
-- `approval: deny` -> a tool input guardrail answering `raise_exception` (halts the run with
-  `ToolInputGuardrailTripwireTriggered`: the SDK's way to stop on a forbidden action; `reject_content` would
-  instead feed a refusal to the model and go on).
+- `approval: deny`, by the scenario's intent (`policy.deny`), a tool input guardrail (its authorize event is
+  recorded in it) answering: "stop" -> `raise_exception` (the run halts with
+  `ToolInputGuardrailTripwireTriggered`); "continue" -> `reject_content(message)` (the tool does not run, the
+  model gets the message as the tool's output and the loop goes on). probes/openai/deny_intents.py: 2 vs 3
+  requests. The mechanism used per intent is in `settings["mechanisms"]`.
 Variant `handled-max-turns`: `error_handlers={"max_turns": ...}` returns an answer instead of raising; the
 adapter reports the limit as handled (outcome `limit_steps` plus the deviation "limit reported as an answer").
+
+Signal mapping (no scenario knowledge): `MaxTurnsExceeded` -> limit="steps" (raised);
+`ToolInputGuardrailTripwireTriggered` -> denied (the only source of `denied`); an `APIError` /
+`ModelBehaviorError` in the chain -> failure="model"; other exceptions -> failure="other"; interruptions ->
+paused. Counters: `usage` (requests, tokens) from the result, or from `exc.run_data.context_wrapper` when the
+run raised; runtime_steps = the SDK's turn counter (`result._current_turn`) on a return; after
+`MaxTurnsExceeded`, which has no counter of its own, `len(exc.run_data.raw_responses)` (one `ModelResponse`
+per finished turn: the check raises before the next model call; probes/openai/max_turns_run_data.py). After
+any other exception it stays null: the turn in flight is not in `raw_responses` (a guardrail trip on turn 2
+leaves 1). RunState carries usage and the turn counter across a resume, so counters are cumulative.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from harness.adapter import Adapter, Capabilities, RunContext
+from harness.adapter import Adapter, Capabilities, Intent, RunContext
 from harness.ledger_http import LedgerClient
 from harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from harness.scenario import Scenario
@@ -57,8 +71,18 @@ class OpenAIAgentsAdapter(Adapter):
         step_unit="turn (one model call plus the tools it triggers)",
         pause="snapshot",
         pause_survives_restart=True,
-        deny="tool input guardrail with raise_exception",
+        deny="tool input guardrail: raise_exception (stop) or reject_content (continue)",
     )
+    # intent -> the native mechanism this adapter uses for it (settings["mechanisms"] keeps the ones in use)
+    MECHANISMS: ClassVar[dict[Intent, str]] = {
+        "deny_stop": "tool_input_guardrail -> ToolGuardrailFunctionOutput.raise_exception() "
+                     "(ToolInputGuardrailTripwireTriggered ends the run)",
+        "deny_continue": "tool_input_guardrail -> ToolGuardrailFunctionOutput.reject_content(message) "
+                         "(the model gets the message; the loop goes on)",
+        "approval_pause": "FunctionTool(needs_approval=callable) -> result.interruptions; "
+                          "RunState.to_string() saved, RunState.from_string() + approve() on resume",
+        "reject": "RunState.reject(interruption) (the model gets the SDK's rejection output)",
+    }
 
     @classmethod
     def warm(cls) -> None:
@@ -98,13 +122,18 @@ class OpenAIAgentsAdapter(Adapter):
 
             guardrails = None
             if spec.approval == "deny":
+                stop = scenario.policy.deny == "stop"
 
                 @tool_input_guardrail
                 async def refuse(data: Any) -> Any:
                     tool_ctx = data.context
                     args = json.loads(getattr(tool_ctx, "tool_arguments", None) or "{}")
                     await ledger.authorize(name, args, neutral_id(tool_ctx.tool_call_id), "denied by policy")
-                    return ToolGuardrailFunctionOutput.raise_exception(output_info=f"{name} is denied by policy")
+                    if stop:  # the run halts with ToolInputGuardrailTripwireTriggered
+                        return ToolGuardrailFunctionOutput.raise_exception(output_info=f"{name} is denied by policy")
+                    # the model is told (this text replaces the tool's output) and the loop goes on
+                    return ToolGuardrailFunctionOutput.reject_content(f"{name} is denied by policy",
+                                                                      output_info=f"{name} is denied by policy")
 
                 guardrails = [refuse]
             return FunctionTool(
@@ -157,10 +186,9 @@ class OpenAIAgentsAdapter(Adapter):
                 state.approve(item)
             elif decision == "reject":
                 state.reject(item)
-        return await self._drive(scenario, ctx, agent, state, resumed=True)
+        return await self._drive(scenario, ctx, agent, state)
 
-    async def _drive(self, scenario: Scenario, ctx: RunContext, agent: Any, start: Any, resumed: bool = False
-                     ) -> SegmentResult:
+    async def _drive(self, scenario: Scenario, ctx: RunContext, agent: Any, start: Any) -> SegmentResult:
         from agents import Runner
 
         handled: list[bool] = []
@@ -168,14 +196,14 @@ class OpenAIAgentsAdapter(Adapter):
         settings = {k: v for k, v in kwargs.items() if k != "error_handlers"}
         if "error_handlers" in kwargs:
             settings["error_handlers"] = sorted(kwargs["error_handlers"])
-        settings.update(model_class="OpenAIChatCompletionsModel", deny="tool_input_guardrail(raise_exception)")
+        settings.update(model_class="OpenAIChatCompletionsModel",
+                        mechanisms=self.mechanisms(scenario, self.MECHANISMS))
         common = dict(settings=settings, limits=limits, unsupported=unsupported)
         try:
             result = await Runner.run(agent, start, **kwargs)
         except Exception as exc:  # the framework ended by raising: map the signal
-            return SegmentResult(signals=self._raised(exc), counters=self._counters(getattr(exc, "run_data", None),
-                                 resumed), **common)
-        counters = self._counters(result, resumed)
+            return SegmentResult(signals=self._raised(exc), counters=self._raised_counters(exc), **common)
+        counters = self._counters(result)
         if result.interruptions:
             pending = [
                 PendingCall(call_id=neutral_id(getattr(i.raw_item, "call_id", None)), tool=i.tool_name or "",
@@ -217,11 +245,22 @@ class OpenAIAgentsAdapter(Adapter):
         return NativeSignals(**base, failure="other")
 
     @staticmethod
-    def _counters(result: Any, resumed: bool) -> ReportedCounters:
-        if result is None:
+    def _raised_counters(exc: Exception) -> ReportedCounters:
+        """Counters from what the exception carries (`run_data`, set by the SDK on its own exceptions)."""
+        from agents.exceptions import MaxTurnsExceeded
+
+        run_data = getattr(exc, "run_data", None)
+        if run_data is None:
             return ReportedCounters(runtime_step_unit="turn")
+        # MaxTurnsExceeded is raised before the next model call, so every finished turn left one ModelResponse
+        # in raw_responses; after any other exception the turn in flight is missing: unknown, not a guess
+        turns = len(run_data.raw_responses) if isinstance(exc, MaxTurnsExceeded) else None
+        return OpenAIAgentsAdapter._counters(run_data, turns)
+
+    @staticmethod
+    def _counters(result: Any, turns: int | None = None) -> ReportedCounters:
         usage = result.context_wrapper.usage
-        turn = getattr(result, "_current_turn", None)
+        turn = getattr(result, "_current_turn", turns)
         return ReportedCounters(
             model_requests_reported=usage.requests, input_tokens_reported=usage.input_tokens,
             output_tokens_reported=usage.output_tokens, runtime_steps=turn, runtime_step_unit="turn",

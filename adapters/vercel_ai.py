@@ -17,6 +17,12 @@ Translation of the neutral scenario into native controls (the `default` variant 
 - `approval: required` -> `toolApproval: {<tool>: fn}` returning 'user-approval'; `approval: deny` -> the
   same returning 'denied'. The per-tool function is the SDK's approval check point, so the `authorize` event is
   recorded there (including the SDK's re-check of an approved call when a resume starts);
+- the deny intent (`policy.deny`): "continue" -> only that 'denied' answer (the model sees execution-denied and
+  the loop goes on); "stop" -> the same plus the documented loop control `hasToolCall(<each denied tool>)` in
+  `stopWhen`, next to the step limit: `[isStepCount(n), hasToolCall(...)]`. Any `stopWhen` replaces the SDK's
+  default step bound, so with no scenario limit the default read from the installed source is restated
+  (adapters/vercel/probes/deny_stop.mjs: 3 requests vs 2). The mechanism per intent is reported by the driver
+  and kept in `settings["mechanisms"]`;
 - the pause: the run returns with `tool-approval-request` parts; the driver saves the conversation
   (`messages.json`: the prompt plus `response.messages`) and the requests (`approvals.json`) in the snapshot;
   a resume appends a `tool` message with one `tool-approval-response` per decision (keyed by scripted call id).
@@ -28,15 +34,26 @@ Signal mapping (no scenario knowledge):
   ToolChoiceViolationError...) -> failure="model"; a `TimeoutError` with a `timeout` set -> limit="deadline"
   (raised); anything else -> failure="other";
 - approval requests left in the last step -> ended="paused" with the pending calls;
+- a deny stop has no flag: the SDK returns normally with `finishReason: 'tool-calls'`. The adapter infers
+  it (denied=True, `extra.denied_signal = "inferred"`) only with the stop intent, when the loop ended right
+  after a step that still had tool calls, all with an output (so only a stop condition could end it), among
+  them a call of a tool named in the `hasToolCall` condition whose approval was denied. It is checked before
+  the step limit: when both conditions hold at the same step, both are recorded (denied, and a note that the
+  step limit was reached too), and no step limit is inferred;
 - a step limit has no flag in v7: the SDK returns normally with `finishReason: 'tool-calls'`. The adapter infers
   it (limit="steps", limit_signal="inferred") when the last step still had tool calls, every one of them has
   an output (so the loop could have gone on: a stop condition ended it), nothing waits for approval, and the
   step count equals the `isStepCount(n)` it set — or, when the scenario set no limit, the step count equals
   the SDK's default read from the installed source (`generateText`: isStepCount(1); `ToolLoopAgent`:
   isStepCount(20), whose warning the driver captures as supporting evidence);
-- counters: runtime_steps = `result.steps.length` (unit "step"); tokens = `result.usage`; tool calls
-  requested = tool calls over all steps. The SDK reports no model-request count (retries are hidden inside a
-  step), so model_requests_reported stays null. Each segment is a new call: counters are not cumulative.
+- counters: runtime_steps = `result.steps.length` (unit "step"; when it threw, the steps `onStepEnd` saw);
+  tokens = `result.usage`; tool calls requested = tool calls over all steps. The SDK reports no model-request
+  count (a step's retries appear nowhere in a returned result; a thrown `RetryError` lists its attempts, kept
+  in `extra.thrown.attempts`), so model_requests_reported stays null. Each segment is a new call: counters are
+  not cumulative.
+- retries: the SDK's own (`maxRetries` 2, 2 s then 4 s, honouring `retry-after-ms` / `retry-after`); it does
+  not read `x-should-retry`, so a 500 that says "do not retry" is retried like any 500: 3 requests over
+  ~6 s (adapters/vercel/probes/retry_headers.mjs).
 """
 
 from __future__ import annotations
@@ -299,8 +316,11 @@ class VercelAIAdapter(Adapter):
         step_unit="step (one generation plus the tool executions it triggers)",
         pause="snapshot",
         pause_survives_restart=True,
-        deny="toolApproval status 'denied' (the model sees execution-denied; the loop goes on)",
-        notes=("a step limit returns normally with finishReason 'tool-calls': the adapter infers it",),
+        deny="toolApproval status 'denied'; the stop intent adds stopWhen hasToolCall(<denied tool>)",
+        # maxRetries 2 with 2 s / 4 s backoff when the failure carries no retry hint (probes/retry_headers.mjs)
+        retry_window_s=6.0,
+        notes=("a step limit returns normally with finishReason 'tool-calls': the adapter infers it",
+               "a deny stop (hasToolCall) returns normally too: the adapter infers it from the denied call"),
     )
 
     # ---- versions and availability (npm packages, not Python distributions)
@@ -340,6 +360,7 @@ class VercelAIAdapter(Adapter):
             "tools": [{"name": n, "description": t.description, "parameters": t.parameters, "approval": t.approval}
                       for n, t in scenario.tools.items()],
             "limits": {"max_model_calls": lim.max_model_calls, "deadline_s": lim.deadline_s},
+            "deny": scenario.policy.deny,
         }
 
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
@@ -370,15 +391,21 @@ class VercelAIAdapter(Adapter):
                  ) -> SegmentResult:
         lim = scenario.limits
         settings = dict(a.get("settings", {}))
-        settings.update(node=hello.get("node"), driver_protocol=hello.get("protocol"))
+        settings.update(node=hello.get("node"), driver_protocol=hello.get("protocol"),
+                        mechanisms=self.mechanisms(scenario, a.get("mechanisms") or {}))
         defaults = hello.get("defaults", {})
         default_stop = defaults.get("ToolLoopAgent_stopWhen" if self.variant == "tool-loop-agent"
                                     else "generateText_stopWhen")
         limits: dict[str, Any] = {}
+        deny = a.get("deny") or {}
         if lim.max_model_calls is not None:
             limits["max_model_calls"] = {"neutral": lim.max_model_calls,
                                          "native": f"stopWhen: isStepCount({lim.max_model_calls})"}
             step_limit = lim.max_model_calls
+        elif deny.get("step_bound") is not None:  # hasToolCall replaced the default: the driver restated it
+            limits["max_model_calls"] = {"neutral": None, "native": f"stopWhen not set (SDK default {default_stop}, "
+                                                                   f"restated next to hasToolCall)"}
+            step_limit = deny["step_bound"]
         else:
             limits["max_model_calls"] = {"neutral": None, "native": f"stopWhen not set (SDK default {default_stop})"}
             step_limit = _step_limit_of(default_stop)
@@ -425,9 +452,23 @@ class VercelAIAdapter(Adapter):
 
         last = a.get("last_step") or {}
         limit = None
+        denied = False
         could_go_on = (last.get("finish_reason") == "tool-calls" and last.get("tool_calls", 0) > 0
                        and last.get("tool_outputs") == last.get("tool_calls"))
-        if could_go_on and step_limit is not None and a.get("step_count") == step_limit:
+        stop_calls = last.get("denied_stop_calls") or []
+        at_step_limit = step_limit is not None and a.get("step_count") == step_limit
+        if could_go_on and stop_calls and deny.get("stop_tools"):
+            denied = True
+            tools = sorted({c["tool"] for c in stop_calls})
+            why = (f"inferred deny stop: the loop ended after step {a.get('step_count')}, whose tool calls all had "
+                   f"outputs, with a denied approval for {', '.join(tools)} named in stopWhen hasToolCall("
+                   f"{', '.join(deny['stop_tools'])})")
+            if at_step_limit:
+                why += f"; the step limit ({limits['max_model_calls']['native']}) was reached at the same step"
+            notes.append(why)
+            extra["inference"] = why
+            extra["denied_signal"] = "inferred"
+        elif could_go_on and at_step_limit:
             limit = "steps"
             warned = any("stopWhen" in (w.get("message") or "") for w in a.get("warnings", []))
             why = (f"inferred step limit: the last step ended with finishReason 'tool-calls' and all "
@@ -441,7 +482,7 @@ class VercelAIAdapter(Adapter):
                                   f"not at the step limit {step_limit}: no limit inferred")
         signals = NativeSignals(
             ended="returned", final_text=a.get("text") or None, finish_reason=a.get("finish_reason"),
-            limit=limit, limit_signal="inferred" if limit else None, extra=extra,
+            limit=limit, limit_signal="inferred" if limit else None, denied=denied, extra=extra,
         )
         return SegmentResult(signals=signals, notes=notes, **common)
 

@@ -236,7 +236,7 @@ class Scenario(Strict):
     title: str
     category: Category
     claims: list[str] = Field(default_factory=list)
-    # "slow": dominated by waiting (retry storms, long backoff); a quick selection leaves it out
+    # "slow": dominated by waiting (retry storms, long backoff); shown by `list`, for selections to come
     tags: list[Literal["slow"]] = Field(default_factory=list)
     prompt: str
     model: ModelSpec = ModelSpec()

@@ -46,8 +46,9 @@ HOW_TO_READ = [
     "Each cell is one scenario × framework variant: the normalized outcome the harness derived from the "
     "framework's own signals and ground truth, the counters that matter for that scenario, and the verdict "
     "against the scenario's ideal (`conforms`, `deviates` with each deviation as name: ideal→observed, "
-    "`unsupported` when the framework has no native control for a limit the scenario sets, `error` when "
-    "loopbench itself broke).",
+    "`unsupported` when the framework (or the variant's idiom) has no native control for a limit or an intent "
+    "the scenario sets — e.g. a pause that can be resumed in another process —, `error` when loopbench itself "
+    "broke, `hung` when the framework did not answer within the run's hard timeout and was stopped).",
     "`–` means unknown (the framework does not report it), never zero.",
     "With several repetitions, a cell shows its majority (outcome, verdict) — ties: the lowest repetition — and "
     "is marked unstable when its repetitions disagree.",

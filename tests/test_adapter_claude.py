@@ -2,11 +2,11 @@
 
 Assertions are ground-truth facts that do not depend on the framework's choices, the signal mapping, the cost
 relation measured between the CLI's `total_cost_usd` and the price table, routing across a resumed session,
-and that no CLI process outlives the suite.
+and that no CLI process outlives the suite. A few unit tests feed the adapter's message mapping the SDK's own
+message types (shapes recorded by probes/claude/fair.py) for cases the suite's scripts do not produce.
 
-`model_fatal_error` runs in a second plan with a longer hard margin: with its default retry policy the CLI keeps
-retrying a 500 for about 2.5 minutes (it honours retry headers only for 429/529), longer than the runner's
-default margin of 60 s, so under `loopbench run` that scenario is recorded as `hung` for this framework.
+`model_outage` (a 500 with no hint, forever) is the slow one: the CLI's default retries take ~3 minutes
+(probes/claude/fair.py outage); the adapter declares that window (`retry_window_s`) so the runner waits for it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from tests.suite_helpers import full_suite, run_framework
 
 FRAMEWORK = "claude-agent-sdk"
 VARIANTS = ("default", "can-use-tool")
-SLOW = "model_fatal_error"
+SLOW = "model_outage"
+NO_PAUSE = "approval_pause: can_use_tool is an in-process callback"
 
 
 def _bundled_cli() -> str | None:
@@ -79,15 +80,15 @@ def test_support_draft_completes(records, variant):
     assert r.native["settings"]["tools"] == [] and r.native["settings"]["setting_sources"] == []
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_approval_pause_keeps_the_pending_call(records, variant):
-    r = records[("approval_pause", variant)]
+def test_approval_pause_keeps_the_pending_call(records):
+    r = records[("approval_pause", "default")]
     assert r.outcome == "awaiting_approval"
     assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
     (pending,) = r.pauses[-1].pending
     assert pending.tool == "send_reply" and pending.call_id == "send_1"
     assert pending.args["to"] == "ana@example.com" and "POL-7" in pending.args["body"]
     assert r.counters.authorize_events_by_tool["send_reply"] == 1
+    assert r.counters.approval_requests == 1 and r.verdict == "conforms"
 
 
 def test_approval_pause_is_a_deferred_tool_use_with_a_snapshot(suite):
@@ -97,13 +98,34 @@ def test_approval_pause_is_a_deferred_tool_use_with_a_snapshot(suite):
     assert signals["terminal_reason"] == "tool_deferred" and signals["ended"] == "paused"
     snapshot = root / "runs" / r.run_id / "segment0" / "snapshot"
     session = json.loads((snapshot / "session.json").read_text())
-    assert list((snapshot / "config" / "projects").glob(f"*/{session['session_id']}.jsonl"))
+    # the transcript lives in the task's one live session store, not in a copy inside the snapshot
+    live = root / "runs" / r.run_id / "state" / "config" / "projects"
+    assert list(live.glob(f"*/{session['session_id']}.jsonl"))
+    assert not (snapshot / "config").exists()
 
 
-def test_can_use_tool_pause_does_not_survive_a_restart(records):
+def test_can_use_tool_never_fakes_a_pause(records):
+    """No decision when the CLI asks: Deny(interrupt=True) ends the run; no pending call is made up, the outcome
+    follows the CLI's signals and the intent is unsupported, never a ✓ awaiting_approval."""
     r = records[("approval_pause", "can-use-tool")]
-    assert r.native["signals"]["terminal_reason"] == "aborted_tools"
-    assert any("pause does not survive a restart" in n for n in r.native["notes"])
+    signals = r.native["signals"]
+    assert signals["terminal_reason"] == "aborted_tools" and signals["subtype"] == "error_during_execution"
+    assert signals["ended"] != "paused" and r.pauses[0].pending == [] and r.counters.pending_approvals == 0
+    assert r.outcome != "awaiting_approval" and r.verdict == "unsupported"
+    assert any(u.startswith(NO_PAUSE) for u in r.unsupported)
+    # the human (the harness) was asked once, at the moment the CLI called can_use_tool
+    assert [(e.kind, e.decision) for e in r.ledger if e.tool == "send_reply"][0] == ("approval_request",
+                                                                                     "no decision")
+    assert r.counters.approval_requests == 1 and r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
+
+
+@pytest.mark.parametrize("scenario", ["approval_approved_resume", "approval_rejected_resume", "resume_twice",
+                                      "resume_keeps_allowance", "approval_changed_arguments"])
+def test_can_use_tool_cannot_exercise_a_resume(records, scenario):
+    r = records[(scenario, "can-use-tool")]
+    assert r.counters.resumes == 0
+    assert any(u.startswith(NO_PAUSE) for u in r.unsupported)
+    assert r.verdict == "unsupported"
 
 
 def test_approved_resume_runs_in_another_process_and_sends_once(records):
@@ -126,6 +148,9 @@ def test_approved_call_runs_in_process_with_can_use_tool(records):
     r = records[("approval_approved_resume", "can-use-tool")]
     assert r.outcome == "completed" and r.counters.resumes == 0
     assert r.counters.tool_executions_by_tool["send_reply"] == 1
+    # the decision was asked for when the CLI called can_use_tool, before the tool ran, not read up front
+    kinds = [(e.kind, e.decision) for e in r.ledger if e.tool == "send_reply"]
+    assert kinds == [("approval_request", "approve"), ("authorize", "approved"), ("call", None)]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -166,39 +191,169 @@ def test_reported_cost_equals_the_served_usage_priced_by_the_table(records):
                      for q in r.requests if q.status == 200)
         assert r.counters.cost_usd_reported == pytest.approx(served, abs=1e-9), key
         compared += 1
-    assert compared >= len(records) - 2  # model_fatal_error reports no cost
-
-
-def test_hidden_retries_are_visible(records):
-    r = records[("model_transient_error", "default")]
-    assert r.outcome == "completed"
-    assert r.counters.model_requests_observed == 5 and r.counters.model_retries_observed == 2
-    assert r.counters.model_requests_reported == 3
+    assert compared >= len(records) - 2  # a run the CLI never finished reports no cost
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_model_fatal_error_fails_after_the_cli_retries(records, variant):
+def test_retries_are_reported_by_the_sdk(records, variant):
+    """Each retried failure is an api_retry SystemMessage: with them the SDK reports every request."""
+    r = records[("model_transient_error", variant)]
+    assert r.outcome == "completed"
+    assert r.counters.model_requests_observed == 5 and r.counters.model_retries_observed == 2
+    assert r.counters.model_requests_reported == 5
+    assert r.native["signals"]["extra"]["api_retry_messages"] == 2
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_model_fatal_error_is_not_retried(records, variant):
+    """A 500 with x-should-retry: false: one request, and the failed attempt is reported through the
+    ResultMessage's api_error_status."""
+    r = records[("model_fatal_error", variant)]
+    assert r.outcome == "failed" and r.native["signals"]["failure"] == "model"
+    assert r.counters.model_requests_observed == 1 and r.counters.model_requests_reported == 1
+    assert r.native["signals"]["extra"]["api_error_status"] == 500
+    assert r.counters.elapsed_s < 10
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_model_outage_fails_after_the_cli_retries(records, variant):
     r = records[(SLOW, variant)]
     assert r.outcome == "failed"
     assert r.native["signals"]["failure"] == "model"
-    assert r.counters.model_requests_observed >= 2 and r.counters.model_retries_observed >= 1
+    assert r.counters.model_requests_observed == 11 and r.counters.model_retries_observed == 10
+    # 10 api_retry messages + the final failed attempt (api_error_status)
+    assert r.counters.model_requests_reported == 11
 
 
-def test_denied_action_never_runs_the_tool(records):
+def test_tokens_are_exact_where_usage_lags(records):
+    """`model_usage` counts every call; `usage` misses the last one of a run stopped by the budget."""
     for variant in VARIANTS:
-        r = records[("denied_action", variant)]
-        assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
-        assert r.counters.authorize_events_by_tool.get("delete_account", 0) >= 1
-    assert records[("denied_action", "can-use-tool")].outcome == "denied"
-    default = records[("denied_action", "default")]
-    assert default.native["signals"]["extra"]["permission_denials"][0]["tool_name"].endswith("__delete_account")
+        r = records[("cost_budget", variant)]
+        assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
+        assert r.counters.output_tokens_reported == r.counters.output_tokens_observed
+        assert r.native["signals"]["extra"]["usage"]["input_tokens"] < r.counters.input_tokens_observed
 
 
-def test_resume_twice_is_measured(records):
+def test_tokens_are_not_double_counted_across_resumes(records):
+    compared = 0
+    for key, r in records.items():
+        if r.counters.input_tokens_reported is None or r.outcome in ("hung", "error"):
+            continue
+        assert r.counters.input_tokens_reported == r.counters.input_tokens_observed, key
+        assert r.counters.output_tokens_reported == r.counters.output_tokens_observed, key
+        compared += 1
+    assert compared >= len(records) - 2
+    assert records[("approval_approved_resume", "default")].counters.resumes == 1
+
+
+STOPS = {"default": ("hook_stopped", "success"), "can-use-tool": ("aborted_tools", "error_during_execution")}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_deny_stop_is_the_frameworks_own_stop(records, variant):
+    """policy.deny "stop": hook deny + continue=false / Deny(interrupt=True); the CLI ends the run after 2
+    requests and names the call in permission_denials."""
+    r = records[("denied_action", variant)]
+    signals = r.native["signals"]
+    assert r.outcome == "denied" and signals.get("denied") is True
+    assert (signals["terminal_reason"], signals["subtype"]) == STOPS[variant]
+    assert r.counters.model_requests_observed == 2 and r.counters.model_requests_reported == 2
+    assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
+    assert r.counters.authorize_events_by_tool["delete_account"] == 1
+    assert signals["extra"]["permission_denials"][0]["tool_name"].endswith("__delete_account")
+    assert list(r.native["settings"]["mechanisms"]) == ["deny_stop"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_deny_continue_tells_the_model(records, variant):
+    """policy.deny "continue": hook deny / Deny(interrupt=False) (the SDK's default); the loop goes on."""
+    r = records[("denied_action_continue", variant)]
+    signals = r.native["signals"]
+    assert r.outcome == "completed" and not signals.get("denied")
+    assert signals["terminal_reason"] == "completed"
+    assert r.counters.model_requests_observed == 3 and r.counters.model_requests_reported == 3
+    assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
+    assert signals["extra"]["permission_denials"][0]["tool_name"].endswith("__delete_account")
+    assert list(r.native["settings"]["mechanisms"]) == ["deny_continue"]
+
+
+def test_resume_twice_against_the_live_session_store_never_returns(records):
+    """Both resumes use the task's one live config dir, as a Claude user's app does. The first runs the deferred
+    send once and completes; the second finds nothing deferred, and the CLI makes no request and yields no
+    ResultMessage (probes/claude/fair.py resume-twice), so the runner records `hung` at the hard timeout."""
     r = records[("resume_twice", "default")]
-    assert r.counters.resumes == 2
-    assert r.counters.tool_executions_by_tool["send_reply"] >= 1
-    assert r.counters.duplicate_effects == r.counters.tool_executions_by_tool["send_reply"] - 1
+    assert r.outcome == "hung" and "hard timeout" in (r.error_reason or "")
+    assert [s.kind for s in r.pauses] == ["run", "resume"] and r.pauses[1].outcome_signals.ended == "returned"
+    assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.duplicate_effects == 0
+    # no request after the first resume's: the pause (2 requests) + the first resume (2)
+    assert r.counters.model_requests_observed == 4
+    assert r.counters.approval_requests == 1  # one pause: the human was asked once
+
+
+# ---------------------------------------------------------------- the message mapping, on the SDK's own types
+def _sdk():
+    return pytest.importorskip("claude_agent_sdk")
+
+
+def _result(sdk, **kw):
+    fields = dict(subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=1,
+                  session_id="s", terminal_reason="completed")
+    return sdk.ResultMessage(**{**fields, **kw})
+
+
+def _start(sdk, mid):
+    return sdk.StreamEvent(uuid=mid, session_id="s", event={"type": "message_start", "message": {"id": mid}})
+
+
+def test_empty_responses_are_counted():
+    """The CLI streams no AssistantMessage for a response without content blocks (it asks again with a synthetic
+    user message); the message_start stream event of each response is still there."""
+    sdk = _sdk()
+    from adapters.claude_agent import ClaudeAgentAdapter, _Segment
+
+    seg = _Segment()
+    stream = [_start(sdk, "msg_1"),
+              sdk.AssistantMessage(content=[sdk.ToolUseBlock(id="toolu_t1", name="t", input={})], model="m",
+                                   message_id="msg_1"),
+              _start(sdk, "msg_2"), _start(sdk, "msg_3"),
+              _result(sdk, num_turns=3, result="", model_usage={"m": {"inputTokens": 3000, "outputTokens": 300}})]
+    for m in stream:
+        ClaudeAgentAdapter._observe(seg, m)
+    counters = ClaudeAgentAdapter._counters(seg, None)
+    assert counters.model_requests_reported == 3 and counters.input_tokens_reported == 3000
+
+
+def test_the_failed_attempt_that_ends_a_run_is_counted():
+    """Retried failures are api_retry messages; the last failure is the ResultMessage's api_error_status (its
+    synthetic AssistantMessage carries `error` and is not a response)."""
+    sdk = _sdk()
+    from adapters.claude_agent import ClaudeAgentAdapter, _Segment
+
+    seg = _Segment()
+    stream = [*[sdk.SystemMessage(subtype="api_retry", data={"attempt": i, "error_status": 500})
+                for i in range(1, 11)],
+              sdk.AssistantMessage(content=[sdk.TextBlock(text="API Error: 500")], model="m",
+                                   message_id="uuid-1", error="server_error"),
+              _result(sdk, is_error=True, api_error_status=500, terminal_reason="api_error", model_usage={})]
+    for m in stream:
+        ClaudeAgentAdapter._observe(seg, m)
+    counters = ClaudeAgentAdapter._counters(seg, None)
+    assert counters.model_requests_reported == 11 and counters.input_tokens_reported == 0
+
+
+def test_resumed_cumulative_counters_count_only_their_growth():
+    sdk = _sdk()
+    from adapters.claude_agent import ClaudeAgentAdapter, _AtPause, _Segment
+
+    seg = _Segment()
+    ClaudeAgentAdapter._observe(seg, _start(sdk, "msg_3"))
+    ClaudeAgentAdapter._observe(seg, _result(sdk, total_cost_usd=0.0135, usage={"input_tokens": 1000},
+                                             model_usage={"m": {"inputTokens": 3000, "outputTokens": 300}}))
+    counters = ClaudeAgentAdapter._counters(seg, _AtPause(cost_usd=0.009, input_tokens=2000, output_tokens=200))
+    assert counters.input_tokens_reported == 1000 and counters.output_tokens_reported == 100
+    assert counters.cost_usd_reported == pytest.approx(0.0045)
+    unknown = ClaudeAgentAdapter._counters(seg, _AtPause(cost_usd=0.009))
+    assert unknown.input_tokens_reported is None  # growth from an unknown base is unknown, not the raw total
 
 
 def test_nothing_written_to_home(suite):

@@ -96,6 +96,16 @@ def test_interrupt_sibling_replay_counts_are_measured_through_the_ledger(records
     assert authorize_ids == {"send_1"}
 
 
+@pytest.mark.parametrize("variant", ("default", "model-call-limit"))
+def test_hitl_predicate_reruns_are_callback_invocations_not_requests(records, variant):
+    """langchain re-runs the `when` predicate when the resume re-runs the after_model node (2 authorize
+    events), but the human is asked once: one approval request (probes/langgraph/hitl_predicate_rerun.py)."""
+    r = records[("interrupt_sibling_replay", variant)]
+    assert r.counters.authorize_events_by_tool["send_reply"] == 2
+    assert r.counters.approval_requests_by_tool == {"send_reply": 1}
+    assert not any(d.name.startswith("approval_requests") for d in r.deviations)
+
+
 def test_stategraph_resume_reruns_the_tools_node(records):
     """interrupt() inside a ToolNode tool: the whole node restarts on resume (C16), measured in the ledger."""
     r = records[("interrupt_sibling_replay", "stategraph")]
@@ -106,11 +116,20 @@ def test_stategraph_resume_reruns_the_tools_node(records):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_resume_twice_is_measured(records, variant):
+def test_resume_twice_against_one_live_checkpointer_runs_nothing_the_second_time(records, variant):
+    """One AsyncSqliteSaver per thread in the task dir (not a restored copy): the second Command(resume=...)
+    finds nothing pending and the graph returns the current state (probes/langgraph/resume_twice_live.py)."""
     r = records[("resume_twice", variant)]
-    assert r.counters.resumes == 2
-    assert r.counters.tool_executions_by_tool["send_reply"] >= 1
-    assert r.counters.duplicate_effects == r.counters.tool_executions_by_tool["send_reply"] - 1
+    assert r.counters.resumes == 2 and r.outcome == "completed"
+    assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.duplicate_effects == 0
+    assert r.counters.model_requests_observed == 4
+    _, first, second = r.pauses
+    assert first.outcome_signals.extra["pending_before_resume"] == 1
+    assert second.outcome_signals.ended == "returned"
+    assert second.outcome_signals.extra["pending_before_resume"] == 0
+    assert second.counters.model_requests_reported == 0 and second.counters.runtime_steps == 0
+    assert r.counters.model_requests_reported == 4  # the no-op segment's real 0 keeps the total known
+    assert "task dir" in r.native["settings"]["checkpointer"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -132,6 +151,13 @@ def test_tool_errors_propagate_out_of_the_graph(records, variant):
 def test_model_errors_are_model_failures_and_retries_are_visible(records, variant):
     r = records[("model_fatal_error", variant)]
     assert r.outcome == "failed" and r.native["signals"]["failure"] == "model"
+    # the graph raised in a model call: the state holds no trace of the request(s), so the count is unknown,
+    # never the 0 AI messages it holds (probes/langgraph/model_error_count.py)
+    assert r.counters.model_requests_observed >= 1
+    assert r.counters.model_requests_reported is None and r.pauses[0].counters.model_requests_reported is None
+    assert r.counters.input_tokens_reported is None
+    if ("model_outage", variant) in records:  # tagged slow: present in a full run
+        assert records[("model_outage", variant)].counters.model_requests_reported is None
     t = records[("model_transient_error", variant)]
     assert t.counters.model_requests_observed == 5 and t.counters.model_retries_observed == 2
     assert t.counters.model_requests_reported is not None
@@ -147,9 +173,39 @@ def test_budgets_and_deadlines_are_unsupported_not_dropped(records):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_denied_action_never_runs_the_tool(records, variant):
+    for scenario in ("denied_action", "denied_action_continue"):
+        r = records[(scenario, variant)]
+        assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
+        assert r.counters.authorize_events_by_tool.get("delete_account", 0) == 1
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_deny_stop_ends_the_run_by_the_frameworks_own_signal(records, variant):
+    """policy.deny "stop": create_agent -> an after_model hook jumping to the end; stategraph -> the tool raises
+    (probes/langgraph/deny_stop.py). 2 requests, `denied` mapped from the jump / the exception."""
     r = records[("denied_action", variant)]
-    assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
-    assert r.counters.authorize_events_by_tool.get("delete_account", 0) >= 1
+    signals = r.native["signals"]
+    assert r.outcome == "denied" and signals["denied"] is True
+    assert r.counters.model_requests_observed == 2
+    assert set(r.native["settings"]["mechanisms"]) == {"deny_stop"}
+    if variant == "stategraph":
+        assert signals["ended"] == "raised" and signals["exception_type"] == "ToolDenied"
+    else:
+        assert signals["ended"] == "returned" and signals["extra"]["deny_node"] == "DenyByPolicy.after_model"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_deny_continue_tells_the_model_and_goes_on(records, variant):
+    r = records[("denied_action_continue", variant)]
+    assert r.outcome == "completed" and not r.native["signals"].get("denied")
+    assert r.counters.model_requests_observed == 3
+    assert set(r.native["settings"]["mechanisms"]) == {"deny_continue"}
+
+
+def test_mechanisms_are_recorded_for_the_intents_a_scenario_states(records):
+    assert set(records[("approval_rejected_resume", "default")].native["settings"]["mechanisms"]) == {
+        "approval_pause", "reject"}
+    assert records[("support_draft_completes", "default")].native["settings"]["mechanisms"] == {}
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

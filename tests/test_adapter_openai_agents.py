@@ -60,6 +60,47 @@ def test_resume_twice_is_measured(records):
 
 
 def test_denied_action_never_runs_the_tool(records):
-    r = records[("denied_action", "default")]
-    assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
-    assert r.counters.authorize_events_by_tool.get("delete_account", 0) >= 1
+    for scenario in ("denied_action", "denied_action_continue"):
+        r = records[(scenario, "default")]
+        assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
+        assert r.counters.authorize_events_by_tool.get("delete_account", 0) >= 1
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_deny_stop_raises_the_guardrail_tripwire(records, variant):
+    r = records[("denied_action", variant)]
+    assert r.outcome == "denied" and r.native["signals"]["denied"] is True
+    assert r.native["signals"]["exception_type"] == "ToolInputGuardrailTripwireTriggered"
+    assert r.counters.model_requests_observed == 2
+    assert "raise_exception" in r.native["settings"]["mechanisms"]["deny_stop"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_deny_continue_rejects_the_content_and_goes_on(records, variant):
+    r = records[("denied_action_continue", variant)]
+    assert r.outcome == "completed" and not r.native["signals"].get("denied")
+    assert r.counters.model_requests_observed == 3
+    assert set(r.native["settings"]["mechanisms"]) == {"deny_continue"}
+    assert "reject_content" in r.native["settings"]["mechanisms"]["deny_continue"]
+
+
+def test_turns_are_reported_after_max_turns_exceeded(records):
+    """MaxTurnsExceeded has no turn counter; its run_data.raw_responses holds one response per finished turn."""
+    r = records[("runaway_step_limit", "default")]
+    assert r.native["signals"]["exception_type"] == "MaxTurnsExceeded"
+    assert r.counters.runtime_steps == 8 == r.counters.model_requests_observed
+    assert r.counters.runtime_step_unit == "turn"
+
+
+def test_a_tool_error_worded_by_the_sdk_is_still_an_error(records):
+    """The SDK's fixed error text carries no loopbench marker; the server classes the result from the ledger."""
+    r = records[("tool_transient_error", "default")]
+    assert r.outcome == "completed"
+    assert r.counters.model_requests_observed == 5
+    assert r.counters.tool_executions_by_tool["lookup_policy"] == 3
+
+
+def test_mechanisms_are_recorded_for_the_intents_a_scenario_states(records):
+    assert set(records[("approval_rejected_resume", "default")].native["settings"]["mechanisms"]) == {
+        "approval_pause", "reject"}
+    assert records[("support_draft_completes", "default")].native["settings"]["mechanisms"] == {}

@@ -129,16 +129,56 @@ def test_budgets_are_unsupported_not_dropped(records):
 
 def test_denied_action_never_runs_the_tool(records):
     for variant in VARIANTS:
-        r = records[("denied_action", variant)]
-        assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
-        assert r.counters.authorize_events_by_tool.get("delete_account", 0) >= 1
-        assert r.native["signals"]["extra"]["denied_calls"][0]["tool"] == "delete_account"
+        for scenario in ("denied_action", "denied_action_continue"):
+            r = records[(scenario, variant)]
+            assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
+            assert r.counters.authorize_events_by_tool.get("delete_account", 0) >= 1
+            assert r.native["signals"]["extra"]["denied_calls"][0]["tool"] == "delete_account"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_deny_stop_ends_the_loop_with_has_tool_call(records, variant):
+    r = records[("denied_action", variant)]
+    signals = r.native["signals"]
+    assert r.outcome == "denied" and signals["denied"] is True
+    assert signals["extra"]["denied_signal"] == "inferred"  # ai@7 returns normally: no exception, no flag
+    assert signals.get("limit") is None  # the step-limit inference does not claim this stop
+    assert r.counters.model_requests_observed == 2 and r.counters.runtime_steps == 2
+    assert r.native["settings"]["stopWhen"] == '[isStepCount(8), hasToolCall("delete_account")]'
+    assert set(r.native["settings"]["mechanisms"]) == {"deny_stop"}
+    assert "hasToolCall(delete_account)" in r.native["settings"]["mechanisms"]["deny_stop"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_deny_continue_tells_the_model_and_goes_on(records, variant):
+    r = records[("denied_action_continue", variant)]
+    assert r.outcome == "completed" and not r.native["signals"].get("denied")
+    assert r.counters.model_requests_observed == 3
+    assert "hasToolCall" not in r.native["settings"]["stopWhen"]
+    assert set(r.native["settings"]["mechanisms"]) == {"deny_continue"}
+
+
+def test_mechanisms_are_recorded_for_the_intents_a_scenario_states(records):
+    assert set(records[("approval_rejected_resume", "default")].native["settings"]["mechanisms"]) == {
+        "approval_pause", "reject"}
+    assert records[("support_draft_completes", "default")].native["settings"]["mechanisms"] == {}
 
 
 def test_model_errors_are_failures(records):
     r = records[("model_fatal_error", "default")]
     assert r.outcome == "failed" and r.native["signals"]["failure"] == "model"
     assert r.counters.model_requests_observed is not None and r.counters.model_requests_observed >= 1
+
+
+@pytest.mark.parametrize("scenario", ["model_fatal_error", "model_outage"])
+def test_a_500_takes_the_sdks_own_backoff(records, scenario):
+    """ai@7 retries a 500 twice (2 s, then 4 s) and reads no `x-should-retry`; with no `retry-after-ms` hint
+    from the server that backoff is what a run costs (adapters/vercel/probes/retry_headers.mjs)."""
+    r = records[(scenario, "default")]
+    assert r.outcome == "failed"
+    assert r.native["signals"]["exception_type"] == "AI_RetryError"
+    assert r.counters.model_requests_observed == 3
+    assert r.counters.elapsed_s is not None and r.counters.elapsed_s >= 5.5
 
 
 def test_resume_twice_is_measured(records):

@@ -27,10 +27,18 @@ def test_all_four_frameworks_ran(by_column):
     assert {c.split(":")[0] for c in by_column} == {"openai-agents", "claude-agent-sdk", "langgraph", "vercel-ai"}
 
 
+def _second_resume_never_returned(r: RunRecord) -> bool:
+    """The one hang that is a framework's behaviour, not a harness fault: resuming a pause that was already
+    resumed, the framework never answered (the Claude CLI idles waiting for a prompt)."""
+    resumes = [s for s in r.pauses if s.kind == "resume"]
+    return r.scenario == "resume_twice" and len(resumes) == 1 and resumes[0].outcome_signals.ended == "returned"
+
+
 def test_every_variant_ran_every_scenario_without_error_hang_or_violation(by_column):
     for column, recs in by_column.items():
         assert set(recs) == SCENARIOS, column
-        bad = {s: (r.outcome, r.error_reason) for s, r in recs.items() if r.outcome in ("error", "hung")}
+        bad = {s: (r.outcome, r.error_reason) for s, r in recs.items()
+               if r.outcome == "error" or (r.outcome == "hung" and not _second_resume_never_returned(r))}
         assert bad == {}, column
         assert {s: r.violations for s, r in recs.items() if r.violations} == {}, column
 
@@ -57,8 +65,12 @@ def test_the_baseline_task_completes_with_its_ground_truth(by_column):
 def test_a_pause_runs_nothing_it_paused_on_and_keeps_the_call(by_column):
     for column, recs in by_column.items():
         r = recs["approval_pause"]
-        assert r.outcome == "awaiting_approval", column
         assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 0, column
+        if any(u.startswith("approval_pause") for u in r.unsupported):  # an idiom that cannot pause says so
+            assert r.outcome != "awaiting_approval" and r.pauses[-1].pending == [], column
+            assert r.verdict == "unsupported", column
+            continue
+        assert r.outcome == "awaiting_approval", column
         (pending,) = r.pauses[-1].pending
         assert (pending.tool, pending.args.get("to")) == ("send_reply", "ana@example.com"), column
 

@@ -97,7 +97,21 @@ async def test_overloaded_529_is_retried_and_counted(model_server, make_scenario
     assert msg.content[0].text == "ok"
     log = server.requests(run_id)
     assert [(e.status, e.retry) for e in log] == [(529, False), (529, True), (200, True)]
-    assert all(0.009 <= b.t_s - a.t_s < 0.3 for a, b in zip(log, log[1:], strict=False))  # retry-after-ms honoured
+    # Anthropic documents no retry header for a 529: none is sent, so the client takes its own backoff (0.5 s
+    # doubling, up to 25 % jitter off), never a hint the real provider would not send
+    assert all(b.t_s - a.t_s >= 0.3 for a, b in zip(log, log[1:], strict=False)), log
+
+
+async def test_a_declared_retry_header_is_sent_and_honoured(model_server, make_scenario, register):
+    server, url = model_server
+    run_id, key = register(make_scenario([{"id": "answer", "text": "ok", "fail_first": [
+        {"status": 529, "times": 2, "headers": {"retry-after-ms": "10"}}]}]))
+    async with _client(url, key, anthropic.AsyncAnthropic) as client:
+        msg = await client.messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": "x"}])
+    assert msg.content[0].text == "ok"
+    log = server.requests(run_id)
+    assert [e.status for e in log] == [529, 529, 200]
+    assert all(0.009 <= b.t_s - a.t_s < 0.3 for a, b in zip(log, log[1:], strict=False)), log
 
 
 def test_overloaded_forever_surfaces_the_protocol_error(model_server, make_scenario, register):

@@ -184,7 +184,7 @@ def test_responses_previous_response_id_outputs_only(model_server, support):
     assert r.output[0].call_id == "call_policy_1"
 
 
-def test_retries_of_scripted_429_then_500_are_counted_and_fast(model_server, make_scenario, register):
+def test_retries_of_scripted_429_then_500_are_counted(model_server, make_scenario, register):
     server, url = model_server
     run_id, key = register(make_scenario([
         {"id": "answer", "text": "fine", "fail_first": [{"status": 429}, {"status": 500}]}]))
@@ -195,9 +195,10 @@ def test_retries_of_scripted_429_then_500_are_counted_and_fast(model_server, mak
                                                                  (200, True, "answer")]
     assert log[0].error == "scripted HTTP 429 for turn answer" and (log[0].input_tokens, log[2].input_tokens) == (
         0, 1000)
-    # retry-after-ms: 10 is honoured: gaps of ~10 ms, not the client's 0.5 s+ exponential backoff
+    # OpenAI documents no retry header for a 429 or a 5xx: none is sent, so the client takes its own backoff
+    # (0.5 s doubling, up to 25 % jitter off) — the server adds no hint for speed
     gaps = [b.t_s - a.t_s for a, b in zip(log, log[1:], strict=False)]
-    assert all(0.009 <= g < 0.3 for g in gaps), gaps
+    assert all(g >= 0.3 for g in gaps), gaps
     assert server.violations(run_id) == []
 
 
@@ -265,7 +266,8 @@ def test_safety_cap(model_server, make_scenario, register):
     with pytest.raises(openai.BadRequestError, match="safety cap"):
         client.chat.completions.create(model="m", messages=messages)
     log = server.requests(run_id)
-    assert [(e.status, e.served_turn) for e in log] == [(200, "loop#1"), (200, "loop#2"), (400, None)]
+    # the capped request is logged with the state it asked for (retry bookkeeping runs before the cap answers)
+    assert [(e.status, e.served_turn) for e in log] == [(200, "loop#1"), (200, "loop#2"), (400, "loop#3")]
     assert server.capped(run_id) and server.violations(run_id) == []  # not retried, not a violation
 
 

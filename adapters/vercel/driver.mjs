@@ -109,15 +109,20 @@ function validate(req) {
   if (missing.length) return `missing field(s): ${missing.join(', ')}`;
   if (!Array.isArray(req.tools)) return '`tools` must be a list';
   if (!['default', 'tool-loop-agent'].includes(req.variant)) return `unknown variant ${JSON.stringify(req.variant)}`;
+  if (req.deny != null && !['stop', 'continue'].includes(req.deny)) return `unknown deny intent ${JSON.stringify(req.deny)}`;
   return null;
 }
 
 // ---- one run segment (a run from the prompt, or a resume from a snapshot)
 async function runSegment(req, store) {
-  const { generateText, ToolLoopAgent, isStepCount, jsonSchema, tool } = sdk.ai;
+  const { generateText, ToolLoopAgent, hasToolCall, isStepCount, jsonSchema, tool } = sdk.ai;
   const emit = (event, data) => send({ id: req.id, type: 'event', event, ...data });
   const limits = req.limits ?? {};
   const approvalOf = Object.fromEntries(req.tools.map((t) => [t.name, t.approval ?? 'none']));
+  const denyIntent = req.deny ?? 'stop'; // the scenario's intent for tools denied by policy
+  const deniedTools = req.tools.filter((t) => approvalOf[t.name] === 'deny').map((t) => t.name);
+  // the stop intent: the documented loop control `hasToolCall` ends the loop after the step with the denied call
+  const stopTools = denyIntent === 'stop' ? deniedTools : [];
 
   // resume: the saved conversation plus one tool message with the decisions, keyed by scripted call id
   let messages = null;
@@ -198,13 +203,47 @@ async function runSegment(req, store) {
     maxRetries: 'SDK default',
   };
   const options = {};
+  const stopWhen = [];
+  const stopText = [];
+  let stepBound = null; // the isStepCount the loop runs under
   if (limits.max_model_calls != null) {
-    options.stopWhen = isStepCount(limits.max_model_calls);
-    settings.stopWhen = `isStepCount(${limits.max_model_calls})`;
+    stepBound = limits.max_model_calls;
+    stopWhen.push(isStepCount(stepBound));
+    stopText.push(`isStepCount(${stepBound})`);
   } else {
     const d = sdkDefaults();
-    settings.stopWhen = `not set (SDK default: ${(agent ? d.ToolLoopAgent_stopWhen : d.generateText_stopWhen) ?? 'unknown'})`;
+    const dflt = (agent ? d.ToolLoopAgent_stopWhen : d.generateText_stopWhen) ?? null;
+    if (stopTools.length) {
+      // any stopWhen replaces the SDK's default step bound: restate the installed default (read, not assumed)
+      const n = /isStepCount\((\d+)\)/.exec(dflt ?? '');
+      if (n) {
+        stepBound = Number(n[1]);
+        stopWhen.push(isStepCount(stepBound));
+        stopText.push(`isStepCount(${stepBound}) (the SDK default, restated: a stopWhen replaces it)`);
+      }
+    } else {
+      settings.stopWhen = `not set (SDK default: ${dflt ?? 'unknown'})`;
+    }
   }
+  if (stopTools.length) {
+    stopWhen.push(hasToolCall(...stopTools));
+    stopText.push(`hasToolCall(${stopTools.map((t) => JSON.stringify(t)).join(', ')})`);
+  }
+  if (stopWhen.length) {
+    options.stopWhen = stopWhen.length === 1 ? stopWhen[0] : stopWhen;
+    settings.stopWhen = stopWhen.length === 1 ? stopText[0] : `[${stopText.join(', ')}]`;
+  }
+  // intent -> the native mechanism used for it (the adapter keeps the intents the scenario states)
+  const deniedList = deniedTools.length ? deniedTools.join(', ') : '<tool>';
+  const mechanisms = {
+    deny_stop: `toolApproval: {${deniedList}: fn} returning {type: 'denied'} + stopWhen: [..., `
+      + `hasToolCall(${deniedList})] (the loop ends after the step with the denied call)`,
+    deny_continue: `toolApproval: {${deniedList}: fn} returning {type: 'denied'} (the model sees execution-denied; `
+      + 'the loop goes on)',
+    approval_pause: "toolApproval: {<tool>: fn} returning 'user-approval' -> tool-approval-request parts; messages "
+      + '(prompt + response.messages) saved; a tool-approval-response appended on resume',
+    reject: 'tool-approval-response {approved: false, reason} on resume (the model sees execution-denied)',
+  };
   let timeout;
   if (limits.deadline_s != null) {
     timeout = { totalMs: Math.round(limits.deadline_s * 1000) };
@@ -253,8 +292,9 @@ async function runSegment(req, store) {
   }
 
   const out = {
-    id: req.id, type: 'result', settings, steps, language_model_calls: languageModelCalls,
+    id: req.id, type: 'result', settings, mechanisms, steps, language_model_calls: languageModelCalls,
     warnings: store.warnings, harness_errors: store.harnessErrors,
+    deny: { intent: denyIntent, denied_tools: deniedTools, stop_tools: stopTools, step_bound: stepBound },
   };
   if (thrown) {
     const sum = (k) => (steps.some((s) => s[k] != null) ? steps.reduce((a, s) => a + (s[k] ?? 0), 0) : null);
@@ -272,6 +312,10 @@ async function runSegment(req, store) {
   }));
   const denied = result.steps.flatMap((s) => partsOf(s, 'tool-approval-response').filter((p) => !p.approved))
     .map((p) => ({ call_id: neutralId(p.toolCall?.toolCallId), tool: p.toolCall?.toolName, reason: p.reason ?? null }));
+  // evidence for a deny stop: calls of a hasToolCall tool in the last step whose approval was denied
+  const deniedStopCallsOfLast = partsOf(last, 'tool-approval-response')
+    .filter((p) => !p.approved && stopTools.includes(p.toolCall?.toolName))
+    .map((p) => ({ call_id: neutralId(p.toolCall?.toolCallId), tool: p.toolCall?.toolName }));
   const outputsOfLast = new Set([
     ...partsOf(last, 'tool-result'), ...partsOf(last, 'tool-error'),
     ...last.content.filter((p) => p.type === 'tool-approval-response' && !p.approved),
@@ -301,6 +345,7 @@ async function runSegment(req, store) {
       finish_reason: last.finishReason,
       tool_calls: last.toolCalls.length,
       tool_outputs: last.toolCalls.filter((c) => outputsOfLast.has(c.toolCallId)).length,
+      denied_stop_calls: deniedStopCallsOfLast,
     },
     pending,
     denied,

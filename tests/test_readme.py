@@ -1,0 +1,84 @@
+"""The README's excerpt of the published matrix says what `reports/published/results.jsonl` says.
+
+`python -m tests.test_readme` prints the excerpt from the published records, to paste after `make publish`.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from reports.load import load_records
+from reports.tables import cells
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+PUBLISHED = ROOT / "reports" / "published" / "results.jsonl"
+MARK = {"conforms": "✓", "deviates": "⚠", "unsupported": "⊘", "error": "✖"}
+# README column -> (framework, variant)
+COLUMNS = {
+    "claude": ("claude-agent-sdk", "default"), "claude:can-use-tool": ("claude-agent-sdk", "can-use-tool"),
+    "lg": ("langgraph", "default"), "lg:stategraph": ("langgraph", "stategraph"),
+    "lg:model-call-limit": ("langgraph", "model-call-limit"), "oai": ("openai-agents", "default"),
+    "oai:handled-max-turns": ("openai-agents", "handled-max-turns"), "vercel": ("vercel-ai", "default"),
+    "vercel:tool-loop-agent": ("vercel-ai", "tool-loop-agent"),
+}
+ROWS = ("runaway_step_limit", "default_limits", "approval_pause", "approval_approved_resume", "resume_twice",
+        "denied_action", "denied_action_continue", "model_transient_error", "model_fatal_error")
+
+
+def _published() -> dict[tuple[str, str, str], str]:
+    out = {}
+    for c in cells(load_records(PUBLISHED)):
+        r = c.rep
+        requests = r.counters.model_requests_observed
+        out[(r.scenario, r.framework, r.variant)] = f"{MARK.get(r.verdict, '?')} {r.outcome} ({requests} req)"
+    return out
+
+
+def excerpt() -> str:
+    published = _published()
+    lines = ["| scenario | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+    for sid in ROWS:
+        lines.append(f"| {sid} | " + " | ".join(published[(sid, *fv)] for fv in COLUMNS.values()) + " |")
+    return "\n".join(lines)
+
+
+def _readme_rows() -> dict[str, list[str]]:
+    text = README.read_text(encoding="utf-8")
+    header = next(line for line in text.splitlines() if line.startswith("| scenario | claude |"))
+    cols = [c.strip() for c in header.strip("|").split("|")][1:]
+    assert cols == list(COLUMNS), cols
+    rows = {}
+    for line in text.splitlines():
+        m = re.match(r"\| ([a-z_]+) \| (.+) \|$", line)
+        if m and m.group(1) != "scenario":
+            rows[m.group(1)] = [c.strip() for c in m.group(2).split("|")]
+    return rows
+
+
+def test_readme_excerpt_matches_the_published_records():
+    published = _published()
+    rows = _readme_rows()
+    assert set(ROWS) <= set(rows), sorted(set(ROWS) - set(rows))
+    for sid, shown in rows.items():
+        expected = [published[(sid, *fv)] for fv in COLUMNS.values()]
+        assert shown == expected, sid
+
+
+def test_the_excerpt_check_can_fail(tmp_path, monkeypatch):
+    """A changed cell in the README is caught."""
+    changed = README.read_text(encoding="utf-8").replace("| approval_pause | ✓", "| approval_pause | ⚠", 1)
+    fake = tmp_path / "README.md"
+    fake.write_text(changed, encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "README", fake)
+    try:
+        test_readme_excerpt_matches_the_published_records()
+    except AssertionError:
+        return
+    raise AssertionError("a changed README cell was not caught")
+
+
+if __name__ == "__main__":
+    print(excerpt())
