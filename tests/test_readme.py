@@ -46,15 +46,16 @@ def excerpt() -> str:
 
 
 def _readme_rows() -> dict[str, list[str]]:
-    text = README.read_text(encoding="utf-8")
-    header = next(line for line in text.splitlines() if line.startswith("| scenario | claude |"))
-    cols = [c.strip() for c in header.strip("|").split("|")][1:]
+    lines = README.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| scenario | claude |"))
+    cols = [c.strip() for c in lines[start].strip("|").split("|")][1:]
     assert cols == list(COLUMNS), cols
     rows = {}
-    for line in text.splitlines():
+    for line in lines[start + 2:]:  # the table's rows, up to its end
         m = re.match(r"\| ([a-z_]+) \| (.+) \|$", line)
-        if m and m.group(1) != "scenario":
-            rows[m.group(1)] = [c.strip() for c in m.group(2).split("|")]
+        if not m:
+            break
+        rows[m.group(1)] = [c.strip() for c in m.group(2).split("|")]
     return rows
 
 
