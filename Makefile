@@ -36,7 +36,7 @@ test: install browser
 	LOOPBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q
 
 lint: install
-	$(BIN)/ruff check harness adapters reports tests
+	$(BIN)/ruff check loopbench harness adapters reports scenarios tests
 
 # The committed comparison: a full run with the locked versions, its reports copied to reports/published/.
 PUBLISHED := reports/published
@@ -53,7 +53,7 @@ bench: install
 # Refresh the Python lock deliberately (an SDK upgrade is a diffed step): then `make run` and
 # `loopbench diff reports/published results/latest`.
 lock:
-	$(BIN)/uv pip compile -q pyproject.toml --extra dev --python-version 3.11 -o requirements.lock
+	$(BIN)/uv pip compile -q pyproject.toml --extra all --extra dev --python-version 3.11 -o requirements.lock
 
 clean:
 	rm -rf $(VENV) $(NODE_DIR)/node_modules results

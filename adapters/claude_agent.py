@@ -88,14 +88,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.adapter import Adapter, Capabilities, RunContext
-from harness.ledger_http import LedgerClient
-from harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
-from harness.scenario import Scenario
+from loopbench.adapters import kit
+from loopbench.adapters.kit import ANTHROPIC_ID_PREFIX
+from loopbench.harness.adapter import Adapter, Capabilities, RunContext
+from loopbench.harness.errors import LoopbenchError
+from loopbench.harness.ledger_http import LedgerClient
+from loopbench.harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from loopbench.harness.scenario import Scenario
 
 SERVER = "loopbench"
 PREFIX = f"mcp__{SERVER}__"
-ID_PREFIX = "toolu_"
 META_TOOL_USE_ID = "claudecode/toolUseId"
 SESSION_FILE = "session.json"
 PENDING_FILE = "pending.json"
@@ -124,7 +126,7 @@ _CALL_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("loopbench
 
 
 def neutral_id(tool_use_id: str | None) -> str | None:
-    return tool_use_id.removeprefix(ID_PREFIX) if tool_use_id else tool_use_id
+    return kit.neutral_id(tool_use_id, ANTHROPIC_ID_PREFIX)
 
 
 def bare_name(tool_name: str) -> str:
@@ -152,7 +154,7 @@ class _AtPause:
     output_tokens: int | None = None
 
 
-class CLIKilled(RuntimeError):
+class CLIKilled(LoopbenchError):
     """The CLI process died from a signal it did not send itself: the run is an `error`, with this reason."""
 
 
@@ -221,7 +223,7 @@ class ClaudeAgentAdapter(Adapter):
                 _CALL_ID.reset(token)
 
         server.add_request_handler("tools/call", entry.params_type, call_tool)
-        return config, f"tools/call _meta[{META_TOOL_USE_ID!r}] without {ID_PREFIX!r}"
+        return config, f"tools/call _meta[{META_TOOL_USE_ID!r}] without {ANTHROPIC_ID_PREFIX!r}"
 
     @staticmethod
     def _limits(scenario: Scenario) -> tuple[dict[str, Any], dict[str, Any], list[str]]:

@@ -91,10 +91,11 @@ from collections import deque
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.adapter import Adapter, Capabilities, Intent, RunContext
-from harness.ledger_http import LedgerClient
-from harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
-from harness.scenario import Scenario
+from loopbench.adapters.kit import ToolDenied, ToolFailed, in_chain, neutral_id
+from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
+from loopbench.harness.ledger_http import LedgerClient
+from loopbench.harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from loopbench.harness.scenario import Scenario
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
 PAUSE_FILE = "pause.json"
@@ -108,18 +109,6 @@ UNSUPPORTED_NOTES = {
     "max_cost_usd": "no native cost budget",
     "deadline_s": "no run deadline (step_timeout is per superstep, ChatOpenAI timeout per request)",
 }
-
-
-def neutral_id(call_id: str | None) -> str | None:
-    return call_id.removeprefix("call_") if call_id else call_id
-
-
-class ToolFailed(Exception):
-    """A scripted tool error, raised so the framework's default tool-error path decides."""
-
-
-class ToolDenied(Exception):
-    """A policy denial raised from the tool (stategraph, deny "stop"): the graph ends with it."""
 
 
 def loop_shape(edges: list[tuple[str, str]]) -> tuple[int, int]:
@@ -569,16 +558,11 @@ class LangGraphAdapter(Adapter):
             return NativeSignals(**base, limit="steps", limit_signal="raised")
         if type(exc).__name__ == "ModelCallLimitExceededError":
             return NativeSignals(**base, limit="steps", limit_signal="raised")
-        chain: list[BaseException] = []
-        cur: BaseException | None = exc
-        while cur is not None and len(chain) < 10:
-            chain.append(cur)
-            cur = cur.__cause__ or cur.__context__
-        if any(isinstance(e, ToolDenied) for e in chain):  # the graph ended on the user's denial
+        if in_chain(exc, ToolDenied):  # the graph ended on the user's denial (stategraph, deny "stop")
             return NativeSignals(**base, denied=True)
-        if any(isinstance(e, ToolFailed) for e in chain):
+        if in_chain(exc, ToolFailed):
             return NativeSignals(**base, failure="tool")
-        if any(isinstance(e, APIError) for e in chain):
+        if in_chain(exc, APIError):
             return NativeSignals(**base, failure="model")
         return NativeSignals(**base, failure="other")
 

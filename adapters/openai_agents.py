@@ -39,22 +39,15 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness.adapter import Adapter, Capabilities, Intent, RunContext
-from harness.ledger_http import LedgerClient
-from harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
-from harness.scenario import Scenario
+from loopbench.adapters.kit import ToolFailed, in_chain, neutral_id
+from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
+from loopbench.harness.ledger_http import LedgerClient
+from loopbench.harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from loopbench.harness.scenario import Scenario
 
 STATE_FILE = "run_state.json"
 PENDING_FILE = "pending.json"
 HANDLED_ANSWER = "Stopped: the turn limit was reached."
-
-
-def neutral_id(call_id: str | None) -> str | None:
-    return call_id.removeprefix("call_") if call_id else call_id
-
-
-class ToolFailed(Exception):
-    """A scripted tool error, raised so the SDK's own failure path handles it."""
 
 
 class OpenAIAgentsAdapter(Adapter):
@@ -233,14 +226,9 @@ class OpenAIAgentsAdapter(Adapter):
             return NativeSignals(**base, limit="steps", limit_signal="raised")
         if isinstance(exc, ToolInputGuardrailTripwireTriggered):
             return NativeSignals(**base, denied=True)
-        chain: list[BaseException] = []
-        cur: BaseException | None = exc
-        while cur is not None and len(chain) < 10:
-            chain.append(cur)
-            cur = cur.__cause__ or cur.__context__
-        if any(isinstance(e, ToolFailed) for e in chain):
+        if in_chain(exc, ToolFailed):
             return NativeSignals(**base, failure="tool")
-        if any(isinstance(e, APIError | ModelBehaviorError) for e in chain):
+        if in_chain(exc, (APIError, ModelBehaviorError)):
             return NativeSignals(**base, failure="model")
         return NativeSignals(**base, failure="other")
 

@@ -72,13 +72,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.adapter import Adapter, Capabilities, RunContext
-from harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
-from harness.scenario import Scenario
+from loopbench.adapters import node_install
+from loopbench.harness.adapter import Adapter, Capabilities, RunContext
+from loopbench.harness.errors import LoopbenchError
+from loopbench.harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from loopbench.harness.scenario import Scenario
 
-DRIVER_DIR = Path(__file__).resolve().parent / "vercel"
-DRIVER = DRIVER_DIR / "driver.mjs"
-NODE = DRIVER_DIR / "node_modules" / ".bin" / "node"
 PROTOCOL_VERSION = 1
 HELLO_TIMEOUT_S = 60.0
 MIN_AI = (7,)
@@ -92,17 +91,22 @@ MODEL_ERRORS = {
 }
 
 
-class DriverDied(RuntimeError):
+class DriverDied(LoopbenchError):
     """The Node driver process ended while a request was in flight."""
 
 
-class DriverError(RuntimeError):
+class DriverError(LoopbenchError):
     """The driver answered a request with an `error` (a protocol, driver or harness problem)."""
 
 
 def _package_version(name: str) -> str | None:
+    """The installed version (what runs), else the shipped lock's (what `npm ci` will install)."""
+    home = node_install.installed_dir()
     try:
-        return json.loads((DRIVER_DIR / "node_modules" / name / "package.json").read_text())["version"]
+        if home is not None:
+            return json.loads((home / "node_modules" / name / "package.json").read_text())["version"]
+        lock = json.loads((node_install.SHIPPED / "package-lock.json").read_text())
+        return lock["packages"][f"node_modules/{name}"]["version"]
     except (OSError, ValueError, KeyError):
         return None
 
@@ -115,9 +119,11 @@ class NodeDriver:
     are routed by request id. Lines the driver sends without a known id (errors for malformed input) go to `unrouted`.
     """
 
-    def __init__(self, argv: list[str] | None = None, cwd: Path = DRIVER_DIR):
-        self.argv = argv or [str(NODE), str(DRIVER)]
-        self.cwd = cwd
+    def __init__(self, argv: list[str] | None = None, cwd: Path | None = None):
+        # the driver runs beside its node_modules (installed into the user cache on first use, when needed)
+        home = cwd or node_install.ensure_installed()
+        self.argv = argv or [str(home / "node_modules" / ".bin" / "node"), str(home / "driver.mjs")]
+        self.cwd = home
         self.proc: subprocess.Popen[str] | None = None
         self.hello: dict[str, Any] | None = None
         self.starts = 0
@@ -128,7 +134,6 @@ class NodeDriver:
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         self._hello_q: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._closing = False
-        self.deaths: list[str] = []  # why earlier drivers of this worker ended unexpectedly
 
     # ---- process
     @property
@@ -213,8 +218,6 @@ class NodeDriver:
         with self._lock:
             waiting = [q for owner, q in self._pending.values() if owner is proc]
             unexpected = got_hello and self.proc is proc and not self._closing
-            if unexpected:
-                self.deaths.append(reason)
         for q in waiting:
             q.put({"type": "died", "reason": reason})
         if unexpected:  # a healthy driver died: start the next one now, so the next run finds it warm
@@ -335,11 +338,11 @@ class VercelAIAdapter(Adapter):
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
-        if not NODE.exists():
-            return f"{NODE} is missing: run `npm ci` in {DRIVER_DIR}"
+        if (why := node_install.missing_reason()) is not None:
+            return why
         version = cls.version()
         if version is None:
-            return f"the npm package `ai` is not installed in {DRIVER_DIR}: run `npm ci` there"
+            return f"the npm package `ai` is neither installed nor in {node_install.SHIPPED / 'package-lock.json'}"
         parsed = tuple(int(p) for p in re.findall(r"\d+", version)[:3])
         if parsed < cls.min_version:
             return f"ai {version} is older than the {'.'.join(map(str, cls.min_version))} this adapter needs"

@@ -15,8 +15,8 @@ import time
 
 import httpx
 
-from harness.model_server import ModelServer, running
-from harness.scenario import Scenario
+from loopbench.harness.model_server import ModelServer, running
+from loopbench.harness.scenario import Scenario
 
 SCENARIO = Scenario.model_validate({
     "id": "bench", "title": "bench", "category": "baseline", "prompt": "p", "tools": {},

@@ -1,6 +1,4 @@
-"""loopbench core: scenarios, scripted model server, tool ledger, run records, runner, CLI.
+"""loopbench core (`loopbench.harness`): scenarios, scripted model server, tool ledger, run records, runner.
 
-The core never imports a framework SDK; adapters depend on it, never the reverse.
+The core never imports a framework SDK or the reports; adapters depend on it, never the reverse.
 """
-
-__version__ = "0.1.0"

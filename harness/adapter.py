@@ -16,8 +16,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args
 
-from harness.record import SegmentResult
-from harness.scenario import Scenario
+from loopbench.harness.errors import BadInput, InputProblem
+from loopbench.harness.record import SegmentResult
+from loopbench.harness.scenario import Scenario
 
 NeutralLimit = Literal["max_model_calls", "max_total_tokens", "max_cost_usd", "deadline_s"]
 # the policy intents a scenario can state, each mapped by an adapter to its framework's native mechanism
@@ -25,10 +26,10 @@ Intent = Literal["deny_stop", "deny_continue", "approval_pause", "reject"]
 
 # id -> "module:Class". Modules are imported only when the adapter is used.
 REGISTRY: dict[str, str] = {
-    "openai-agents": "adapters.openai_agents:OpenAIAgentsAdapter",
-    "claude-agent-sdk": "adapters.claude_agent:ClaudeAgentAdapter",
-    "langgraph": "adapters.langgraph_agent:LangGraphAdapter",
-    "vercel-ai": "adapters.vercel_ai:VercelAIAdapter",
+    "openai-agents": "loopbench.adapters.openai_agents:OpenAIAgentsAdapter",
+    "claude-agent-sdk": "loopbench.adapters.claude_agent:ClaudeAgentAdapter",
+    "langgraph": "loopbench.adapters.langgraph_agent:LangGraphAdapter",
+    "vercel-ai": "loopbench.adapters.vercel_ai:VercelAIAdapter",
 }
 # extra adapters (test doubles, plug-ins): LOOPBENCH_EXTRA_ADAPTERS="id=module:Class,id2=module:Class"
 for _item in filter(None, os.environ.get("LOOPBENCH_EXTRA_ADAPTERS", "").split(",")):
@@ -64,10 +65,6 @@ class RunContext:
     task_dir: Path = Path()
     variant: str = "default"
     extra_env: dict[str, str] = field(default_factory=dict)
-
-
-class AdapterUnavailable(Exception):
-    pass
 
 
 class Adapter(ABC):
@@ -156,7 +153,8 @@ def adapter_class(framework: str) -> type[Adapter]:
     try:
         target = REGISTRY[framework]
     except KeyError:
-        raise KeyError(f"unknown framework {framework!r}; available: {', '.join(sorted(REGISTRY))}") from None
+        raise BadInput([InputProblem("--framework", "", f"unknown framework {framework!r}; available: "
+                                     f"{', '.join(sorted(REGISTRY))}")]) from None
     module, _, cls = target.partition(":")
     return getattr(importlib.import_module(module), cls)
 
@@ -191,10 +189,12 @@ def resolve_selection(selection: list[str]) -> list[tuple[str, str]]:
     for item in selection:
         fid, _, variant = item.partition(":")
         if fid not in by_id:
-            raise KeyError(f"unknown framework {fid!r}; available: {', '.join(sorted(by_id))}")
+            raise BadInput([InputProblem("--framework", "", f"unknown framework {fid!r}; available: "
+                                         f"{', '.join(sorted(by_id))}")])
         variants = by_id[fid].variants
         if variant and variant not in variants:
-            raise KeyError(f"{fid} has no variant {variant!r}; available: {', '.join(variants)}")
+            raise BadInput([InputProblem("--framework", "", f"{fid} has no variant {variant!r}; available: "
+                                         f"{', '.join(variants)}")])
         for v in [variant] if variant else list(variants):
             if (fid, v) not in chosen:
                 chosen.append((fid, v))

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections import Counter as Tally
 
-from harness.prices import cost_usd
-from harness.record import Counters, LedgerEntry, ReportedCounters, RequestLogEntry, Segment
+from loopbench.harness.prices import cost_usd
+from loopbench.harness.record import Counters, LedgerEntry, ReportedCounters, RequestLogEntry, Segment
 
 _SUMMED = (
     "model_requests_reported", "runtime_steps", "input_tokens_reported", "output_tokens_reported",

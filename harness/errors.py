@@ -37,3 +37,19 @@ class ScriptViolation(LoopbenchError):
 
 class SchemaMismatch(BadInput):
     """A results file written by another schema version."""
+
+
+class UnknownRun(LoopbenchError):
+    """A run id the model server or the ledger does not know (never registered, or already unregistered)."""
+
+
+class UnknownTool(LoopbenchError):
+    """A tool the run's scenario does not declare."""
+
+
+class WorkerHung(LoopbenchError):
+    """A worker gave no answer within the segment's hard timeout (the run is `hung`; the worker is replaced)."""
+
+
+class WorkerDied(LoopbenchError):
+    """A worker process ended while a job was in flight (the run is `error`)."""

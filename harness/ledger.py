@@ -21,8 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.record import LedgerEntry
-from harness.scenario import Scenario, ToolStep
+from loopbench.harness.errors import UnknownRun, UnknownTool
+from loopbench.harness.record import LedgerEntry
+from loopbench.harness.scenario import Scenario, ToolStep
 
 RECEIPT_MARK = "[loopbench-receipt:"
 ERROR_MARK = "[loopbench-error:"
@@ -38,14 +39,6 @@ class ToolOutcome(BaseModel):
     text: str
     entry_id: str
     error_kind: str | None = None  # recoverable | fatal | timeout
-
-
-class UnknownRun(KeyError):
-    pass
-
-
-class UnknownTool(KeyError):
-    pass
 
 
 def normalize_args(args: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from harness.ledger import Ledger, ToolOutcome, UnknownRun, UnknownTool
+from loopbench.harness.errors import UnknownRun, UnknownTool
+from loopbench.harness.ledger import Ledger, ToolOutcome
 
 TOKEN_HEADER = "x-loopbench-token"
 
@@ -109,12 +110,6 @@ class LedgerClient:
         async with httpx.AsyncClient(timeout=None) as client:
             r = await client.post(f"{self._url}/call", headers=self._headers,
                                   json={"tool": tool, "args": args, "call_id": call_id})
-        r.raise_for_status()
-        return ToolOutcome.model_validate(r.json())
-
-    def call_sync(self, tool: str, args: dict[str, Any], call_id: str | None = None) -> ToolOutcome:
-        r = httpx.post(f"{self._url}/call", headers=self._headers, timeout=None,
-                       json={"tool": tool, "args": args, "call_id": call_id})
         r.raise_for_status()
         return ToolOutcome.model_validate(r.json())
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.record import LedgerEntry, NativeSignals
-from harness.scenario import Completion, Outcome
+from loopbench.harness.record import LedgerEntry, NativeSignals
+from loopbench.harness.scenario import Completion, Outcome
 
 LIMIT_OUTCOME: dict[str, Outcome] = {
     "steps": "limit_steps", "budget": "limit_budget", "deadline": "limit_deadline",

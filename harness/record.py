@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.scenario import Outcome
+from loopbench.harness.scenario import Outcome
 
 SCHEMA_VERSION = 1
 
@@ -226,7 +226,3 @@ class RunRecord(BaseModel):
     deviations: list[Deviation] = Field(default_factory=list)
     claims: list[str] = Field(default_factory=list)
     trace: str | None = None
-
-    @property
-    def cell(self) -> tuple[str, str, str, int]:
-        return (self.scenario, self.framework, self.variant, self.repetition)

@@ -24,35 +24,29 @@ import uuid
 from collections import Counter as Tally
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from harness.adapter import adapter_class
-from harness.counters import build_counters
-from harness.errors import BadInput
-from harness.ledger import Ledger
-from harness.ledger_http import ledger_routes
-from harness.model_server.app import ModelServer, running
-from harness.outcome import completion_holds, derive_outcome
-from harness.record import Deviation, NativeSignals, RunRecord, Segment, SegmentResult
-from harness.scenario import Scenario
-from harness.verdict import compare, verdict_of
+from loopbench.harness.adapter import adapter_class
+from loopbench.harness.counters import build_counters
+from loopbench.harness.errors import BadInput, WorkerDied, WorkerHung
+from loopbench.harness.ledger import Ledger
+from loopbench.harness.ledger_http import ledger_routes
+from loopbench.harness.model_server.app import ModelServer, running
+from loopbench.harness.outcome import completion_holds, derive_outcome
+from loopbench.harness.record import Deviation, NativeSignals, RunRecord, Segment, SegmentResult
+from loopbench.harness.scenario import Scenario
+from loopbench.harness.verdict import compare, verdict_of
 
 HARD_MARGIN_S = 60.0  # added to a segment's scripted delays and deadline before it counts as hung
 WARM_TIMEOUT_S = 180.0  # a worker's start-up and SDK imports, not counted in any run's timeout
-ROOT = Path(__file__).resolve().parent.parent
-
-
-class WorkerHung(Exception):
-    pass
-
-
-class WorkerDied(Exception):
-    pass
+# the checkout this code runs from, when it does (an installed wheel has no .git beside its package)
+CHECKOUT = Path(str(resources.files("loopbench"))).parent
 
 
 class Worker:
-    """One warm worker process (`python -m harness.worker`) in its own process group."""
+    """One warm worker process (`python -m loopbench.harness.worker`) in its own process group."""
 
     def __init__(self, log_path: Path, env: dict[str, str]):
         self.log_path = log_path
@@ -65,8 +59,8 @@ class Worker:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "a")  # noqa: SIM115 - owned by the process
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "harness.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-            text=True, start_new_session=True, env=self.env, cwd=ROOT,
+            [sys.executable, "-m", "loopbench.harness.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=log, text=True, start_new_session=True, env=self.env,
         )
         log.close()
         self._lines = queue.Queue()
@@ -212,10 +206,15 @@ def finished_keys(path: Path) -> tuple[set[TaskKey], list[str]]:
 
 
 def _git_revision() -> str:
+    """The checkout's revision (`+dirty` with uncommitted changes); an installed wheel: `v<version>`."""
+    from loopbench import __version__
+
+    if not (CHECKOUT / ".git").exists():
+        return f"v{__version__}"
     try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=CHECKOUT, capture_output=True, text=True,
                              timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True,
+        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=CHECKOUT, capture_output=True, text=True,
                                timeout=5).stdout.strip()
         return (rev + ("+dirty" if dirty else "")) or "unknown"
     except (OSError, subprocess.SubprocessError):

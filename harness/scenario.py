@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import copy
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from harness.errors import BadInput, InputProblem
+from loopbench.harness.errors import BadInput, InputProblem
 
-SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+# package data, found the same way in a checkout (editable install) and in an installed wheel
+SCENARIO_DIR = Path(str(resources.files("loopbench.scenarios")))
 SUITE_DEFAULTS_FILE = "_suite.yaml"
-CLAIMS_FILE = Path(__file__).resolve().parent.parent / "reports" / "claims.yaml"
+CLAIMS_FILE = Path(str(resources.files("loopbench.reports").joinpath("claims.yaml")))
 
 Category = Literal[
     "baseline", "limits", "approval", "denial", "tool_failure", "model_failure", "stall", "context"
@@ -251,12 +253,6 @@ class Scenario(Strict):
     source: str = Field(default="", exclude=True)  # the file it came from
 
     # ---- derived views used by the server, the ledger and the adapters
-    def turn(self, turn_id: str) -> Turn:
-        return next(t for t in self.script if t.id == turn_id)
-
-    def call_templates(self) -> dict[str, tuple[Turn, ScriptedCall]]:
-        return {c.id: (t, c) for t in self.script for c in t.calls}
-
     def scripted_delay_s(self) -> float:
         """Upper bound of the time the script itself spends waiting (used for hard timeouts)."""
         model = sum(t.delay_s + t.stream_delay_s for t in self.script) * 2

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.outcome import args_match
-from harness.record import Counters, Deviation, PendingCall, Verdict
-from harness.scenario import Bound, Expect, Outcome
+from loopbench.harness.outcome import args_match
+from loopbench.harness.record import Counters, Deviation, PendingCall, Verdict
+from loopbench.harness.scenario import Bound, Expect, Outcome
 
 
 def _within(ideal: Any, observed: Any) -> bool:

@@ -22,8 +22,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from harness.adapter import Adapter, RunContext, adapter_class
-from harness.scenario import Scenario, load_scenarios
+from loopbench.harness.adapter import Adapter, RunContext, adapter_class
+from loopbench.harness.scenario import Scenario, load_scenarios
 
 _adapters: dict[str, type[Adapter]] = {}
 # one event loop for the worker's life: SDKs that cache an async client per process (langchain-openai) keep a

@@ -18,12 +18,12 @@ from typing import Any
 
 import pandas as pd
 
-from harness.errors import BadInput, InputProblem
-from reports.claims import CLAIMS_FILE, ClaimResult, check_claims, claims_frame, load_claims
-from reports.load import Results, load_results
-from reports.plots import all_plots
-from reports.show import run_sections
-from reports.tables import (
+from loopbench.harness.errors import BadInput, InputProblem
+from loopbench.reports.claims import CLAIMS_FILE, ClaimResult, check_claims, claims_frame, load_claims
+from loopbench.reports.load import Results, load_results
+from loopbench.reports.plots import all_plots
+from loopbench.reports.show import run_sections
+from loopbench.reports.tables import (
     VERDICT_MARK,
     accounting_details,
     accounting_frame,

@@ -19,16 +19,17 @@ from __future__ import annotations
 import ast
 import operator
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 import yaml
 
-from harness.errors import BadInput, InputProblem
-from harness.record import NativeSignals, RunRecord
+from loopbench.harness.errors import BadInput, InputProblem
+from loopbench.harness.record import NativeSignals, RunRecord
 
-CLAIMS_FILE = Path(__file__).resolve().parent / "claims.yaml"
+CLAIMS_FILE = Path(str(resources.files("loopbench.reports").joinpath("claims.yaml")))  # package data
 RECORD_FIELDS = frozenset(RunRecord.model_fields)
 ClaimVerdict = Literal["holds", "refuted", "not testable"]
 _LITERALS = {"null": None, "None": None, "true": True, "True": True, "false": False, "False": False}
@@ -346,7 +347,7 @@ def _selected(check: Check, records: list[RunRecord]) -> list[RunRecord]:
 
 
 def _values_text(seen: dict[str, Any]) -> str:
-    from reports.tables import fmt
+    from loopbench.reports.tables import fmt
 
     shown = {k: v for k, v in seen.items() if "." in k or "[" in k or k in ("outcome", "verdict", "variant")}
     return ", ".join(f"{k} = {fmt(v, 60)}" for k, v in shown.items())

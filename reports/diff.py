@@ -22,9 +22,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.record import RunRecord
-from reports.load import load_results
-from reports.tables import COUNTER_FIELDS, TIMING_COUNTERS, Cell, cells, column_of, fmt
+from loopbench.harness.record import RunRecord
+from loopbench.reports.load import load_results
+from loopbench.reports.tables import COUNTER_FIELDS, TIMING_COUNTERS, Cell, cells, column_of, fmt
 
 IGNORED_COUNTERS = ("cpu_s", "peak_rss_mb", "elapsed_s")
 # prompt sizes carry text a framework takes from its environment (the Claude CLI puts its working directory in

@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.errors import BadInput, InputProblem, SchemaMismatch
-from harness.record import SCHEMA_VERSION, RunRecord
+from loopbench.harness.errors import BadInput, InputProblem, SchemaMismatch
+from loopbench.harness.record import SCHEMA_VERSION, RunRecord
 
 RESULTS_NAME = "results.jsonl"
 # the keys that make a JSON object look like a RunRecord at all (anything else is "not a results file")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from harness.record import RunRecord
-from reports.tables import cells, columns
+from loopbench.harness.record import RunRecord
+from loopbench.reports.tables import cells, columns
 
 PROMPT_SCENARIO = "huge_tool_output"
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import BadInput, InputProblem
-from harness.record import RunRecord
-from reports.load import Results, load_results
-from reports.tables import COUNTER_FIELDS, deviation_text, fmt, label
+from loopbench.harness.errors import BadInput, InputProblem
+from loopbench.harness.record import RunRecord
+from loopbench.reports.load import Results, load_results
+from loopbench.reports.tables import COUNTER_FIELDS, deviation_text, fmt, label
 
 MAX_TRACE_EVENTS = 400
 

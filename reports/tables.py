@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.record import Counters, RunRecord
+from loopbench.harness.record import Counters, RunRecord
 
 FRAMEWORK_ORDER = ("openai-agents", "claude-agent-sdk", "langgraph", "vercel-ai")
 VERDICTS = ("conforms", "deviates", "unsupported", "error")
@@ -212,17 +212,6 @@ def cell_text(row: pd.Series, with_marks: bool = True) -> str:
     elif row["repetitions"] > 1:
         text += f" · stable ×{row['repetitions']}"
     return text
-
-
-def matrix_pivot(records: list[RunRecord]) -> pd.DataFrame:
-    """Scenario × framework/variant, each cell `cell_text` (for Markdown)."""
-    df = matrix_frame(records)
-    if df.empty:
-        return df
-    df["cell"] = df.apply(cell_text, axis=1)
-    piv = df.pivot(index="scenario", columns="column", values="cell")
-    piv = piv.reindex(columns=columns(records)).fillna("not run")
-    return piv
 
 
 # ---------------------------------------------------------------- units table

@@ -1,14 +1,17 @@
-"""Shared fixtures."""
+"""Shared fixtures, and the `suite` marker: every test that needs the shared full-suite run (through the
+`suite_run` fixture) is marked `suite`, so `pytest -m "not suite"` is the quick loop."""
 
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.scenario import SCENARIO_DIR, Scenario, load_defaults, parse_scenario
+from loopbench.harness.scenario import SCENARIO_DIR, Scenario, load_defaults, parse_scenario
 
 _keys = itertools.count(1)
 
@@ -35,7 +38,7 @@ def make_scenario() -> Callable[..., Scenario]:
 @pytest.fixture(scope="session")
 def model_server() -> Iterator[tuple[Any, str]]:
     """One ModelServer for the whole session, served from a thread: (server, base_url)."""
-    from harness.model_server import ModelServer, running
+    from loopbench.harness.model_server import ModelServer, running
 
     server = ModelServer()
     with running(server) as base_url:
@@ -58,3 +61,32 @@ def register(model_server: tuple[Any, str]) -> Iterator[Callable[[Scenario], tup
     yield reg
     for run_id in registered:
         server.unregister_run(run_id)
+
+
+@pytest.fixture(scope="session")
+def suite_run() -> Path:
+    """The results directory of the shared full-suite run (every framework, variant and scenario; run once)."""
+    from tests.suite_helpers import full_suite
+
+    return full_suite()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "suite_run" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.suite)
+
+
+@pytest.fixture
+def doubles(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The test-double adapters (tests/doubles.py) registered, here and in the workers this test starts."""
+    from loopbench.harness import adapter as adapter_mod
+    from tests.doubles import DOUBLES
+
+    monkeypatch.setenv("LOOPBENCH_EXTRA_ADAPTERS", ",".join(f"{k}={v}" for k, v in DOUBLES.items()))
+    # workers import `tests.doubles` whatever their working directory
+    root = str(Path(__file__).resolve().parent.parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    for k, v in DOUBLES.items():
+        monkeypatch.setitem(adapter_mod.REGISTRY, k, v)
+    return DOUBLES

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import httpx
 
-from harness.adapter import Adapter, Capabilities, RunContext
-from harness.ledger_http import LedgerClient
-from harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
-from harness.scenario import Scenario
+from loopbench.harness.adapter import Adapter, Capabilities, RunContext
+from loopbench.harness.ledger_http import LedgerClient
+from loopbench.harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from loopbench.harness.scenario import Scenario
 
 CAPS = Capabilities(native_limits=frozenset(), step_unit="request", pause="none", pause_survives_restart=False,
                     deny="none")

@@ -8,10 +8,10 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from harness.adapter import adapter_class, resolve_selection
-from harness.record import RunRecord
-from harness.runner import RunPlan, run_suite
-from harness.scenario import load_scenarios
+from loopbench.harness.adapter import adapter_class, resolve_selection
+from loopbench.harness.record import RunRecord
+from loopbench.harness.runner import RunPlan, run_suite
+from loopbench.harness.scenario import load_scenarios
 
 # Claude's model_fatal_error idles ~3 minutes in the CLI's retry backoff: a third slot keeps the rest moving
 SUITE_JOBS = 3

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.prices import cost_usd
-from harness.record import RunRecord
+from loopbench.harness.prices import cost_usd
+from loopbench.harness.record import RunRecord
 from tests.suite_helpers import full_suite, run_framework
 
 FRAMEWORK = "claude-agent-sdk"
@@ -55,7 +55,7 @@ def _cli_processes_under(root: Path) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def suite() -> tuple[dict[tuple[str, str], RunRecord], Path]:
+def suite(suite_run) -> tuple[dict[tuple[str, str], RunRecord], Path]:
     return run_framework(FRAMEWORK), full_suite()
 
 
@@ -309,7 +309,7 @@ def test_empty_responses_are_counted():
     """The CLI streams no AssistantMessage for a response without content blocks (it asks again with a synthetic
     user message); the message_start stream event of each response is still there."""
     sdk = _sdk()
-    from adapters.claude_agent import ClaudeAgentAdapter, _Segment
+    from loopbench.adapters.claude_agent import ClaudeAgentAdapter, _Segment
 
     seg = _Segment()
     stream = [_start(sdk, "msg_1"),
@@ -327,7 +327,7 @@ def test_the_failed_attempt_that_ends_a_run_is_counted():
     """Retried failures are api_retry messages; the last failure is the ResultMessage's api_error_status (its
     synthetic AssistantMessage carries `error` and is not a response)."""
     sdk = _sdk()
-    from adapters.claude_agent import ClaudeAgentAdapter, _Segment
+    from loopbench.adapters.claude_agent import ClaudeAgentAdapter, _Segment
 
     seg = _Segment()
     stream = [*[sdk.SystemMessage(subtype="api_retry", data={"attempt": i, "error_status": 500})
@@ -343,7 +343,7 @@ def test_the_failed_attempt_that_ends_a_run_is_counted():
 
 def test_resumed_cumulative_counters_count_only_their_growth():
     sdk = _sdk()
-    from adapters.claude_agent import ClaudeAgentAdapter, _AtPause, _Segment
+    from loopbench.adapters.claude_agent import ClaudeAgentAdapter, _AtPause, _Segment
 
     seg = _Segment()
     ClaudeAgentAdapter._observe(seg, _start(sdk, "msg_3"))

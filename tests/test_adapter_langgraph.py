@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from harness.record import RunRecord
+from loopbench.harness.record import RunRecord
 from tests.suite_helpers import run_framework
 
 VARIANTS = ("default", "stategraph", "model-call-limit")
 
 
 @pytest.fixture(scope="module")
-def records() -> dict[tuple[str, str], RunRecord]:
+def records(suite_run) -> dict[tuple[str, str], RunRecord]:
     return run_framework("langgraph")
 
 

@@ -22,14 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from adapters import vercel_ai
-from adapters.vercel_ai import DriverDied, DriverError, NodeDriver, VercelAIAdapter
-from harness.adapter import RunContext
-from harness.ledger import Ledger
-from harness.ledger_http import ledger_routes
-from harness.model_server.app import ModelServer, running
-from harness.record import RunRecord
-from harness.scenario import Scenario, load_scenarios
+from loopbench.adapters import vercel_ai
+from loopbench.adapters.vercel_ai import DriverDied, DriverError, NodeDriver, VercelAIAdapter
+from loopbench.harness.adapter import RunContext
+from loopbench.harness.ledger import Ledger
+from loopbench.harness.ledger_http import ledger_routes
+from loopbench.harness.model_server.app import ModelServer, running
+from loopbench.harness.record import RunRecord
+from loopbench.harness.scenario import Scenario, load_scenarios
 from tests.suite_helpers import run_framework
 
 VARIANTS = ("default", "tool-loop-agent")
@@ -40,7 +40,7 @@ pytestmark = pytest.mark.skipif(VercelAIAdapter.unavailable_reason() is not None
 
 # ------------------------------------------------------------------ the suite through the real runner
 @pytest.fixture(scope="module")
-def records() -> dict[tuple[str, str], RunRecord]:
+def records(suite_run) -> dict[tuple[str, str], RunRecord]:
     return run_framework("vercel-ai")
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.errors import BadInput
-from harness.scenario import load_claim_ids
-from reports.claims import CLAIMS_FILE, check_claims, evaluate, load_claims
-from reports.load import load_records
+from loopbench.harness.errors import BadInput
+from loopbench.harness.scenario import load_claim_ids
+from loopbench.reports.claims import CLAIMS_FILE, check_claims, evaluate, load_claims
+from loopbench.reports.load import load_records
 
 DATA = Path(__file__).parent / "data" / "reports_small"
 RUNAWAY_OA = "runaway_step_limit-openai-agents-default-r1-254c8f"

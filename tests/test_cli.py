@@ -8,8 +8,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from harness.cli import app
-from harness.scenario import SCENARIO_DIR
+from loopbench.cli import app
+from loopbench.harness.scenario import SCENARIO_DIR
 
 runner = CliRunner()
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import BadInput, SchemaMismatch
-from reports.diff import diff_results
+from loopbench.harness.errors import BadInput, SchemaMismatch
+from loopbench.reports.diff import diff_results
 
 DATA = Path(__file__).parent / "data" / "reports_small"
 

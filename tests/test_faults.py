@@ -11,12 +11,10 @@ import time
 from pathlib import Path
 
 import psutil
-import pytest
 
-from harness import adapter as adapter_mod
-from harness.record import RunRecord
-from harness.runner import RunPlan, run_suite
-from harness.scenario import load_scenarios
+from loopbench.harness.record import RunRecord
+from loopbench.harness.runner import RunPlan, run_suite
+from loopbench.harness.scenario import load_scenarios
 from tests.doubles import DOUBLES
 
 
@@ -54,17 +52,12 @@ def _run(tmp_path: Path, variants, scenarios, predicate) -> tuple[dict[str, RunR
     return {f"{r.framework}/{r.scenario}": r for r in records}, killed, took
 
 
-@pytest.fixture
-def doubles(monkeypatch):
-    monkeypatch.setenv("LOOPBENCH_EXTRA_ADAPTERS", ",".join(f"{k}={v}" for k, v in DOUBLES.items()))
-    for k, v in DOUBLES.items():
-        monkeypatch.setitem(adapter_mod.REGISTRY, k, v)
 
 
 def test_a_worker_killed_mid_run_is_an_error_and_the_rest_completes(tmp_path, doubles):
     def hang_worker(p: psutil.Process) -> bool:
         # the worker running the hanging double: the run worker of the slot that took double-hang
-        return "harness.worker" in " ".join(p.cmdline()) and "double-hang-run" in _log_of(p)
+        return "loopbench.harness.worker" in " ".join(p.cmdline()) and "double-hang-run" in _log_of(p)
 
     recs, killed, took = _run(tmp_path, [("double-hang", "default"), ("double-onecall", "default")],
                               ("support_draft_completes",), hang_worker)
@@ -102,7 +95,7 @@ def test_ctrl_c_stops_cleanly_keeps_what_finished_and_continue_runs_the_rest(tmp
 
     env = {**os.environ, "LOOPBENCH_EXTRA_ADAPTERS": ",".join(f"{k}={v}" for k, v in DOUBLES.items())}
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "harness.cli", "run", "-f", "double-onecall", "-f", "double-hang",
+    cmd = [sys.executable, "-m", "loopbench.cli", "run", "-f", "double-onecall", "-f", "double-hang",
            "-s", "support_draft_completes", "-s", "approval_pause", "--jobs", "1", "--out", str(out)]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)

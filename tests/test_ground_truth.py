@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from harness.prices import cost_usd
-from harness.record import RunRecord
-from harness.scenario import load_scenarios
+from loopbench.harness.prices import cost_usd
+from loopbench.harness.record import RunRecord
+from loopbench.harness.scenario import load_scenarios
 from tests.suite_helpers import suite_records
 
 SCENARIOS = {s.id for s in load_scenarios()}
 
 
 @pytest.fixture(scope="module")
-def by_column() -> dict[str, dict[str, RunRecord]]:
+def by_column(suite_run) -> dict[str, dict[str, RunRecord]]:
     out: dict[str, dict[str, RunRecord]] = {}
     for r in suite_records():
         out.setdefault(f"{r.framework}:{r.variant}", {})[r.scenario] = r

@@ -11,9 +11,9 @@ import pytest
 import yaml
 from starlette.applications import Starlette
 
-from harness.ledger import ERROR_MARK, RECEIPT_MARK, Ledger, result_status
-from harness.ledger_http import TOKEN_HEADER, ledger_routes
-from harness.scenario import SCENARIO_DIR, parse_scenario
+from loopbench.harness.ledger import ERROR_MARK, RECEIPT_MARK, Ledger, result_status
+from loopbench.harness.ledger_http import TOKEN_HEADER, ledger_routes
+from loopbench.harness.scenario import SCENARIO_DIR, parse_scenario
 
 DEFAULTS = yaml.safe_load((SCENARIO_DIR / "_suite.yaml").read_text())
 
@@ -195,7 +195,7 @@ async def test_wait_settled_sees_an_abandoned_call_commit(ledger):
 
 
 def test_call_status_is_the_ground_truth_of_the_latest_finished_execution(make_scenario):
-    from harness.ledger import Ledger
+    from loopbench.harness.ledger import Ledger
 
     sc = make_scenario([{"id": "t", "text": "x"}], tools={
         "lookup_policy": {"behavior": [{"error": {"kind": "recoverable", "message": "down"}}, {"result": "ok"}]},
@@ -214,7 +214,7 @@ def test_call_status_is_the_ground_truth_of_the_latest_finished_execution(make_s
 
 
 def test_decide_answers_the_scenarios_decision_and_records_an_approval_request(make_scenario):
-    from harness.ledger import Ledger
+    from loopbench.harness.ledger import Ledger
 
     sc = make_scenario([{"id": "t", "calls": [{"id": "send_1", "tool": "send_reply", "args": {}}]},
                         {"id": "u", "after": {"call": "send_1"}, "text": "x"}],

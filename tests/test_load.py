@@ -7,10 +7,10 @@ import asyncio
 
 import httpx
 
-from harness.ledger import Ledger, result_status
-from harness.ledger_http import TOKEN_HEADER, ledger_routes
-from harness.model_server import ModelServer, running
-from harness.scenario import load_scenarios
+from loopbench.harness.ledger import Ledger, result_status
+from loopbench.harness.ledger_http import TOKEN_HEADER, ledger_routes
+from loopbench.harness.model_server import ModelServer, running
+from loopbench.harness.scenario import load_scenarios
 
 RUNS = 200
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.outcome import LIMIT_AS_ANSWER, completion_holds, derive_outcome
-from harness.record import LedgerEntry, NativeSignals, PendingCall
-from harness.scenario import Completion
+from loopbench.harness.outcome import LIMIT_AS_ANSWER, completion_holds, derive_outcome
+from loopbench.harness.record import LedgerEntry, NativeSignals, PendingCall
+from loopbench.harness.scenario import Completion
 
 RETURNED = NativeSignals(ended="returned", final_text="done")
 HOLDS = (True, "ok")

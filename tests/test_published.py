@@ -6,15 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reports.diff import diff_results
-from tests.suite_helpers import full_suite
+from loopbench.reports.diff import diff_results
 
 PUBLISHED = Path(__file__).resolve().parent.parent / "reports" / "published" / "results.jsonl"
 
 
-def test_the_suite_behaves_as_published():
+def test_the_suite_behaves_as_published(suite_run):
     assert PUBLISHED.exists(), "reports/published/results.jsonl is missing: run `make publish`"
-    markdown, changed = diff_results(PUBLISHED, full_suite())
+    markdown, changed = diff_results(PUBLISHED, suite_run)
     assert not changed, "behaviour differs from reports/published (refresh with `make publish`):\n" + markdown
 
 

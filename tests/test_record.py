@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.counters import build_counters, reported_totals
-from harness.record import (
+from loopbench.harness.counters import build_counters, reported_totals
+from loopbench.harness.record import (
     Counters,
     LedgerEntry,
     NativeSignals,
@@ -13,8 +13,8 @@ from harness.record import (
     RunRecord,
     Segment,
 )
-from harness.scenario import Expect
-from harness.verdict import compare, verdict_of
+from loopbench.harness.scenario import Expect
+from loopbench.harness.verdict import compare, verdict_of
 
 
 def req(seq, *, status=200, retry=False, prompt=100, calls=(), model="claude-sonnet-4-5"):
@@ -81,7 +81,7 @@ def test_a_total_with_an_unknown_segment_is_unknown_not_a_partial_sum():
 
 
 def test_approval_requests_are_pauses_and_in_process_asks_not_callback_reruns():
-    from harness.record import LedgerEntry
+    from loopbench.harness.record import LedgerEntry
 
     pending = [PendingCall(call_id="send_1", tool="send_reply")]
     segments = [seg(ended="paused", pending=pending), seg("resume", from_pause=1), seg("resume", from_pause=1)]

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from reports.build import build_reports
-from reports.load import load_records
+from loopbench.reports.build import build_reports
+from loopbench.reports.load import load_records
 
 DATA = Path(__file__).parent / "data" / "reports_small"
 CHROMIUM = Path("/usr/bin/chromium")

@@ -11,11 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.errors import BadInput, SchemaMismatch
-from reports.build import FORMATS, build_reports
-from reports.load import ResultsWarning, load_records, load_results
-from reports.show import show_run
-from reports.tables import (
+from loopbench.harness.errors import BadInput, SchemaMismatch
+from loopbench.reports.build import FORMATS, build_reports
+from loopbench.reports.load import ResultsWarning, load_records, load_results
+from loopbench.reports.show import show_run
+from loopbench.reports.tables import (
     accounting_details,
     cells,
     conformance_frame,

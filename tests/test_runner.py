@@ -9,18 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from harness import adapter as adapter_mod
-from harness.record import RunRecord
-from harness.runner import RunPlan, run_suite
-from harness.scenario import load_scenarios
-from tests.doubles import DOUBLES
+from loopbench.harness.record import RunRecord
+from loopbench.harness.runner import RunPlan, run_suite
+from loopbench.harness.scenario import load_scenarios
 
 
 @pytest.fixture(autouse=True)
-def doubles(monkeypatch):
-    monkeypatch.setenv("LOOPBENCH_EXTRA_ADAPTERS", ",".join(f"{k}={v}" for k, v in DOUBLES.items()))
-    for k, v in DOUBLES.items():
-        monkeypatch.setitem(adapter_mod.REGISTRY, k, v)
+def _doubles(doubles):
+    """Every test here may run the test doubles."""
 
 
 def run(tmp_path: Path, variants: list[str], scenarios=("support_draft_completes",), jobs=2, margin=60.0):
@@ -62,7 +58,7 @@ def test_records_are_appended_as_each_run_finishes(tmp_path):
     """A later hung run must not hold back an earlier record: with one slot, the quick run's line is on
     disk before the hung run is decided."""
     seen_before_hang_ended: list[int] = []
-    import harness.runner as runner_mod
+    import loopbench.harness.runner as runner_mod
 
     original = runner_mod.ResultsWriter.append
 

@@ -8,14 +8,12 @@ from pathlib import Path
 import psutil
 from typer.testing import CliRunner
 
-from harness import adapter as adapter_mod
-from harness.cli import app
-from harness.ledger import Ledger
-from harness.ledger_http import ledger_routes
-from harness.model_server import ModelServer, running
-from harness.runner import RunPlan, run_suite
-from harness.scenario import load_scenarios
-from tests.doubles import DOUBLES
+from loopbench.cli import app
+from loopbench.harness.ledger import Ledger
+from loopbench.harness.ledger_http import ledger_routes
+from loopbench.harness.model_server import ModelServer, running
+from loopbench.harness.runner import RunPlan, run_suite
+from loopbench.harness.scenario import load_scenarios
 
 FAKE_SECRET = "sk-loopbench-FAKE-SECRET-0123456789"
 
@@ -32,12 +30,9 @@ def test_every_server_binds_to_loopback_only():
         assert new == {"127.0.0.1"}
 
 
-def test_no_environment_secret_reaches_records_traces_or_logs(tmp_path, monkeypatch):
+def test_no_environment_secret_reaches_records_traces_or_logs(tmp_path, monkeypatch, doubles):
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "LOOPBENCH_TEST_TOKEN"):
         monkeypatch.setenv(var, FAKE_SECRET)
-    monkeypatch.setenv("LOOPBENCH_EXTRA_ADAPTERS", ",".join(f"{k}={v}" for k, v in DOUBLES.items()))
-    for k, v in DOUBLES.items():
-        monkeypatch.setitem(adapter_mod.REGISTRY, k, v)
     chosen = [s for s in load_scenarios() if s.id in ("support_draft_completes", "approval_approved_resume")]
     plan = RunPlan(scenarios=chosen, variants=[("double-onecall", "default"), ("openai-agents", "default")],
                    jobs=2, out_dir=tmp_path, show_progress=False)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.errors import BadInput
-from harness.scenario import SCENARIO_DIR, load_scenarios, scenario_files
+from loopbench.harness.errors import BadInput
+from loopbench.harness.scenario import SCENARIO_DIR, load_scenarios, scenario_files
 
 GOOD = SCENARIO_DIR / "support_draft_completes.yaml"
 

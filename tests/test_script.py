@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.errors import ScriptViolation
-from harness.model_server.script import Conversation, ToolResult, resolve_tool, result_status, select
+from loopbench.harness.errors import ScriptViolation
+from loopbench.harness.model_server.script import Conversation, ToolResult, resolve_tool, result_status, select
 
 R = "[loopbench-receipt:L1]"
 E = "[loopbench-error:recoverable:L2]"

@@ -11,9 +11,9 @@ import pytest
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from harness.errors import BadInput
-from harness.model_server import ModelServer, running, serve_forever
-from harness.model_server.app import bind
+from loopbench.harness.errors import BadInput, UnknownRun
+from loopbench.harness.model_server import ModelServer, running, serve_forever
+from loopbench.harness.model_server.app import bind
 
 TEXT = [{"id": "hello", "text": "hello"}]
 
@@ -46,7 +46,7 @@ def test_registration_from_another_thread_while_serving(make_scenario):
         gone = httpx.post(url + "/v1/chat/completions", headers={"authorization": "Bearer k"},
                           json={"messages": []})
         assert gone.status_code == 401 and gone.json()["error"]["code"] == "invalid_api_key"
-    with pytest.raises(KeyError, match="not registered"):
+    with pytest.raises(UnknownRun, match="not registered"):
         server.requests("r")
 
 

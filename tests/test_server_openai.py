@@ -10,8 +10,8 @@ import time
 import openai
 import pytest
 
-from harness.errors import BadInput
-from harness.model_server.app import bind
+from loopbench.harness.errors import BadInput
+from loopbench.harness.model_server.app import bind
 
 R = "[loopbench-receipt:L1]"
 

@@ -8,9 +8,9 @@ import json
 import pytest
 from pydantic import TypeAdapter
 
-from harness.model_server import anthropic_messages, openai_chat, openai_responses
-from harness.model_server.script import Served, ServedCall
-from harness.model_server.wire import Reply
+from loopbench.harness.model_server import anthropic_messages, openai_chat, openai_responses
+from loopbench.harness.model_server.script import Served, ServedCall
+from loopbench.harness.model_server.wire import Reply
 
 R = "[loopbench-receipt:L1]"
 

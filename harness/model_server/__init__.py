@@ -5,6 +5,6 @@ thread of this process; `serve_forever(port, scenario)` is `loopbench serve`. Th
 `script.py`; one module per wire protocol.
 """
 
-from harness.model_server.app import ModelServer, running, serve_forever
+from loopbench.harness.model_server.app import ModelServer, running, serve_forever
 
 __all__ = ["ModelServer", "running", "serve_forever"]

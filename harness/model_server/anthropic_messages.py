@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.model_server.script import Conversation, ToolResult
-from harness.model_server.wire import Parsed, Reply, chunks, dumps, sse, text_of
+from loopbench.harness.model_server.script import Conversation, ToolResult
+from loopbench.harness.model_server.wire import Parsed, Reply, chunks, dumps, sse, text_of
 
 NAME = "anthropic_messages"
 ID_PREFIX = "toolu_"

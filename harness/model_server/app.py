@@ -33,13 +33,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from harness.errors import BadInput, ScriptViolation
-from harness.model_server import anthropic_messages, openai_chat, openai_responses
-from harness.model_server.provider_errors import default_headers
-from harness.model_server.script import select, tool_results_seen
-from harness.model_server.wire import Reply, new_id
-from harness.record import RequestLogEntry, Violation
-from harness.scenario import HttpFailure, Scenario
+from loopbench.harness.errors import BadInput, ScriptViolation, UnknownRun
+from loopbench.harness.model_server import anthropic_messages, openai_chat, openai_responses
+from loopbench.harness.model_server.provider_errors import default_headers
+from loopbench.harness.model_server.script import select, tool_results_seen
+from loopbench.harness.model_server.wire import Reply, new_id
+from loopbench.harness.record import RequestLogEntry, Violation
+from loopbench.harness.scenario import HttpFailure, Scenario
 
 DEFAULT_RUN = "default"  # the run that answers any key when the server was started with a scenario
 HOST = "127.0.0.1"
@@ -132,7 +132,7 @@ class ModelServer:
         try:
             return self._runs[run_id]
         except KeyError:
-            raise KeyError(f"run {run_id!r} is not registered") from None
+            raise UnknownRun(f"run {run_id!r} is not registered") from None
 
     def requests(self, run_id: str) -> list[RequestLogEntry]:
         with self._lock:

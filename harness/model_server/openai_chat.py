@@ -5,8 +5,17 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from harness.model_server.script import Conversation, ToolResult
-from harness.model_server.wire import Parsed, Reply, chunks, dumps, openai_error, openai_tool_choice, sse, text_of
+from loopbench.harness.model_server.script import Conversation, ToolResult
+from loopbench.harness.model_server.wire import (
+    Parsed,
+    Reply,
+    chunks,
+    dumps,
+    openai_error,
+    openai_tool_choice,
+    sse,
+    text_of,
+)
 
 NAME = "openai_chat"
 ID_PREFIX = "call_"

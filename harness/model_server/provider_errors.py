@@ -16,7 +16,7 @@ Every error also carries the protocol's own error body (wire.openai_error / anth
 
 from __future__ import annotations
 
-from harness.model_server import anthropic_messages
+from loopbench.harness.model_server import anthropic_messages
 
 # protocol name -> status -> headers
 _DEFAULTS: dict[str, dict[int, dict[str, str]]] = {

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from harness.errors import ScriptViolation
-from harness.ledger import result_status
-from harness.record import ToolResultSeen
-from harness.scenario import After, Scenario, Turn
+from loopbench.harness.errors import ScriptViolation
+from loopbench.harness.ledger import result_status
+from loopbench.harness.record import ToolResultSeen
+from loopbench.harness.scenario import After, Scenario, Turn
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from harness.model_server.script import Conversation, Served
+from loopbench.harness.model_server.script import Conversation, Served
 
 TEXT_CHUNK = 24  # characters per streamed text delta
 

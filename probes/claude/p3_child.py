@@ -1,7 +1,7 @@
 import asyncio, sys, json, time
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 from lib import options, dump
-from harness.scenario import load_scenarios
+from loopbench.harness.scenario import load_scenarios
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage
 a = json.loads(sys.argv[1])
 sc = next(s for s in load_scenarios() if s.id == a["sid"])

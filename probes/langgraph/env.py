@@ -2,10 +2,10 @@
 import secrets, sys
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))  # the repo root
 from contextlib import contextmanager
-from harness.ledger import Ledger
-from harness.ledger_http import ledger_routes, LedgerClient
-from harness.model_server.app import ModelServer, running
-from harness.scenario import load_scenarios
+from loopbench.harness.ledger import Ledger
+from loopbench.harness.ledger_http import ledger_routes, LedgerClient
+from loopbench.harness.model_server.app import ModelServer, running
+from loopbench.harness.scenario import load_scenarios
 
 @contextmanager
 def scenario_env(sid):

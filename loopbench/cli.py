@@ -17,8 +17,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from harness.errors import BadInput
-from harness.scenario import Scenario, load_scenarios
+from loopbench.harness.errors import BadInput
+from loopbench.harness.scenario import Scenario, load_scenarios
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="How does my agent framework's loop really stop?")
 out = Console()
@@ -44,7 +44,7 @@ def _select(scenarios: list[Scenario], globs: list[str]) -> list[Scenario]:
 @app.command("list")
 def list_(as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False) -> None:
     """The scenarios (category, claims) and the frameworks with their variants and versions."""
-    from harness.adapter import describe_frameworks
+    from loopbench.harness.adapter import describe_frameworks
 
     try:
         scenarios = load_scenarios()
@@ -103,15 +103,13 @@ def run(
     ] = None,
 ) -> None:
     """Run the suite: DIR/results.jsonl (one RunRecord per line, appended as each run finishes) and DIR/traces/."""
-    from harness.adapter import describe_frameworks, resolve_selection
+    from loopbench.harness.adapter import describe_frameworks, resolve_selection
 
     try:
         scenarios = _select(load_scenarios(), scenario or [])
         selection = resolve_selection(framework or [])
     except BadInput as exc:
         raise _fail(exc) from None
-    except KeyError as exc:
-        raise _fail(BadInput(f"--framework: {exc.args[0]}")) from None
     info = {f.id: f for f in describe_frameworks()}
     runnable = [(f, v) for f, v in selection if info[f].unavailable is None]
     for f in sorted({f for f, _ in selection if info[f].unavailable is not None}):
@@ -119,7 +117,7 @@ def run(
     if not runnable:
         out.print("no adapter is available yet: nothing to run")
         raise typer.Exit(0)
-    from harness.runner import RunPlan, run_suite
+    from loopbench.harness.runner import RunPlan, run_suite
 
     try:
         plan = RunPlan(scenarios=scenarios, variants=runnable, repeat=repeat, jobs=jobs or os.cpu_count() or 1,
@@ -144,7 +142,7 @@ def run(
 def _write_reports(results: Path, formats: str) -> None:
     import warnings
 
-    from reports.build import build_reports
+    from loopbench.reports.build import build_reports
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -174,7 +172,7 @@ def show(
     results: Annotated[Path, typer.Option("--out", help="results directory")] = Path("results/latest"),
 ) -> None:
     """Print one run's record, trace and request log readably."""
-    from reports.show import show_run
+    from loopbench.reports.show import show_run
 
     try:
         print(show_run(results, run_id, color=out.is_terminal, width=out.width))
@@ -188,7 +186,7 @@ def diff(
     new: Annotated[Path, typer.Argument(help="new results (file or directory)")],
 ) -> None:
     """Behaviour changes between two result sets (exit 0 unchanged, 1 changed, 2 bad input)."""
-    from reports.diff import diff_results
+    from loopbench.reports.diff import diff_results
 
     try:
         markdown, changed = diff_results(base, new)
@@ -206,7 +204,7 @@ def bench(
 ) -> None:
     """Benchmark: suite wall time (--jobs 1 and 2) vs its physical limit, harness overhead per framework,
     model server latency, and each framework's time, CPU and memory per model call."""
-    from harness.bench import markdown, run_bench
+    from loopbench.bench import markdown, run_bench
 
     results = run_bench(out_dir, repetitions=repetitions, include_suite=suite)
     if suite:
@@ -222,7 +220,7 @@ def serve(
     scenario: Annotated[str | None, typer.Option("--scenario", help="serve this scenario's script to any key")] = None,
 ) -> None:
     """Run the scripted model server standalone, so any client can be pointed at a scenario."""
-    from harness.model_server.app import serve_forever
+    from loopbench.harness.model_server.app import serve_forever
 
     try:
         chosen = _select(load_scenarios(), [scenario])[0] if scenario else None

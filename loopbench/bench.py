@@ -31,10 +31,10 @@ from typing import Any
 
 import httpx
 
-from harness.adapter import adapter_class, resolve_selection
-from harness.model_server import ModelServer, running
-from harness.runner import RunPlan, Suite, Worker, environment, run_suite
-from harness.scenario import Scenario, load_scenarios
+from loopbench.harness.adapter import adapter_class, resolve_selection
+from loopbench.harness.model_server import ModelServer, running
+from loopbench.harness.runner import RunPlan, Suite, Worker, environment, run_suite
+from loopbench.harness.scenario import Scenario, load_scenarios
 
 OVERHEAD_SCENARIO = "support_draft_completes"
 SERVER_SCENARIO = Scenario.model_validate({

@@ -1,0 +1,103 @@
+"""One installable distribution: a wheel built from the repo, installed into a fresh venv outside the checkout,
+lists the suite and runs a scenario from another directory; its modules import one namespace, `loopbench`.
+
+Offline: the wheel is built and its dependencies installed from uv's cache (filled by `make install`), and the
+Node driver's packages from npm's cache (`npm_config_offline`), into a private loopbench cache directory.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+UV = Path(sys.executable).parent / "uv"
+PACKAGE_DIRS = ("loopbench", "harness", "adapters", "reports", "scenarios")
+
+
+def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
+    assert done.returncode == 0, f"{cmd}: exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(tmp_path_factory) -> Path:
+    if not UV.exists():
+        pytest.fail(f"{UV} is missing: `make install` puts uv in the project's venv")
+    tmp = tmp_path_factory.mktemp("wheel")
+    _run([str(UV), "build", "--wheel", "--offline", "--out-dir", str(tmp / "dist"), str(ROOT)])
+    (wheel,) = (tmp / "dist").glob("loopbench-*.whl")
+    venv = tmp / "venv"
+    _run([str(UV), "venv", "-q", "--python", sys.executable, str(venv)])
+    _run([str(UV), "pip", "install", "-q", "--offline", "--python", str(venv / "bin" / "python"),
+          f"{wheel}[openai-agents]", "-c", str(ROOT / "requirements.lock")])
+    return venv
+
+
+def test_the_wheel_runs_a_scenario_from_another_directory(wheel_venv, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOPBENCH_", "PYTHON"))}
+    env.update(LOOPBENCH_CACHE=str(tmp_path / "cache"), npm_config_offline="true")
+    exe = str(wheel_venv / "bin" / "loopbench")
+
+    listed = json.loads(_run([exe, "list", "--json"], cwd=elsewhere, env=env).stdout)
+    assert len(listed["scenarios"]) == len(list((ROOT / "scenarios").glob("[!_]*.yaml")))
+    available = {f["id"]: f["unavailable"] for f in listed["frameworks"]}
+    assert available["openai-agents"] is None
+    assert available["langgraph"] == "langgraph is not installed"  # its extra was not asked for
+
+    _run([exe, "run", "-f", "openai-agents:default", "-f", "vercel-ai:default", "-s", "support_draft_completes",
+          "--jobs", "1", "--out", "out"], cwd=elsewhere, env=env)
+    records = [json.loads(line) for line in (elsewhere / "out" / "results.jsonl").read_text().splitlines()]
+    assert {(r["framework"], r["outcome"]) for r in records} == {("openai-agents", "completed"),
+                                                                 ("vercel-ai", "completed")}
+    assert all(r["environment"]["loopbench_revision"].startswith("v") for r in records)  # no checkout here
+    # the Node driver's dependencies were installed on first use, from the shipped lock, into the cache
+    (driver_home,) = (tmp_path / "cache").glob("vercel-driver-*/")
+    assert (driver_home / "node_modules" / "ai" / "package.json").exists()
+    assert (elsewhere / "out" / "report.html").exists()
+
+
+def test_the_old_top_level_names_are_not_installed(wheel_venv, tmp_path):
+    for name in ("harness", "adapters", "reports"):
+        done = subprocess.run([str(wheel_venv / "bin" / "python"), "-c", f"import {name}"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode != 0 and "ModuleNotFoundError" in done.stderr, name
+
+
+def test_every_module_imports_the_loopbench_namespace():
+    """A stray `import harness` works in a checkout (the repo root is on sys.path) but not once installed."""
+    bad = []
+    for folder in PACKAGE_DIRS:
+        for path in (ROOT / folder).rglob("*.py"):
+            if "node_modules" in path.parts:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+                bad += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in PACKAGE_DIRS[1:]]
+    assert bad == []
+
+
+def test_node_missing_is_a_clear_reason(monkeypatch, tmp_path):
+    from loopbench.adapters import node_install
+
+    monkeypatch.setattr(node_install, "SHIPPED", tmp_path / "shipped")  # no node_modules beside it
+    (tmp_path / "shipped").mkdir()
+    for name in node_install.FILES:
+        shutil.copy(ROOT / "adapters" / "vercel" / name, tmp_path / "shipped" / name)
+    monkeypatch.setenv("LOOPBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    reason = node_install.missing_reason()
+    assert reason is not None and "npm" in reason and "not on PATH" in reason
+    with pytest.raises(node_install.NodeMissing, match="npm"):
+        node_install.ensure_installed()
