@@ -51,7 +51,7 @@ pending call and no pause, and records the intent as unsupported; the outcome fo
 for the same reason (the decision is applied in-process, nothing is resumed). `approval: deny`: "continue" ->
 Deny(interrupt=False) (the SDK's default); "stop" -> Deny(interrupt=True): `error_during_execution`,
 `aborted_tools`, the call in `permission_denials`; that pair (naming a tool denied by policy) is `denied`.
-`settings["mechanisms"]` names the native mechanism used for each intent the scenario states.
+The segment's `mechanisms` names the native mechanism used for each intent the scenario states.
 
 Retries are the CLI's own (default 10, `CLAUDE_CODE_MAX_RETRIES` unset), measured with probes/claude/fair.py:
 a 500 with no retry header is retried with backoff from 0.5 s doubling to a 32 s cap plus up to 25 % jitter, so
@@ -287,7 +287,6 @@ class ClaudeAgentAdapter(Adapter):
             "env": sorted(k for k in env if k not in ("ANTHROPIC_API_KEY",)),
             "retries": "CLI default (CLAUDE_CODE_MAX_RETRIES unset)",
             "call_id_source": call_id_source,
-            "mechanisms": self.mechanisms(scenario, MECHANISMS[self.variant]),  # type: ignore[arg-type]
         }
         if resume:
             kwargs["resume"] = resume
@@ -434,7 +433,8 @@ class ClaudeAgentAdapter(Adapter):
                          "Deny(interrupt=True); this idiom cannot pause")
             if NO_PAUSE not in unsupported:
                 unsupported = [*unsupported, NO_PAUSE]
-        common: dict[str, Any] = dict(settings=settings, limits=limits, unsupported=unsupported)
+        common: dict[str, Any] = dict(settings=settings, limits=limits, unsupported=unsupported,
+                                      mechanisms=self.mechanisms(scenario, MECHANISMS[self.variant]))  # type: ignore[arg-type]
         counters = self._counters(seg, at_pause)
         extra: dict[str, Any] = {"api_retry_messages": seg.api_retries, "model_responses": len(seg.message_ids)}
         base: dict[str, Any] = {"ended": "raised" if exc is not None else "returned"}

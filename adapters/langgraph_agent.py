@@ -6,7 +6,7 @@ model=<scenario model>)` (Chat Completions, the client's own retry defaults) and
 `ToolRuntime` and executes through the ledger; a ledger error is RAISED (`ToolFailed`), so the framework's
 default tool-error path decides (the default `ToolNode` handler only catches argument-validation errors, so
 the exception propagates out of the graph: failure="tool"). The native mechanism used for each intent the
-scenario states is in `settings["mechanisms"]` (table: `MECHANISMS`).
+scenario states is in the segment's `mechanisms` (table: `MECHANISMS`).
 
 Variants
 - `default`: `langchain.agents.create_agent` with its defaults.
@@ -152,7 +152,7 @@ class LangGraphAdapter(Adapter):
              "wrap_tool_call middleware returning an error ToolMessage (stategraph: the tool returns a refusal)",
         notes=("recursion_limit counts supersteps; the limit is per invocation, so a resume gets a fresh budget",),
     )
-    # intent -> native mechanism, per idiom (settings["mechanisms"] keeps the ones the scenario uses)
+    # intent -> native mechanism, per idiom (a segment's `mechanisms` keeps the ones the scenario uses)
     MECHANISMS: ClassVar[dict[str, dict[Intent, str]]] = {
         "create_agent": {
             "deny_stop": f"@after_model(can_jump_to=['end']) hook {DENY_MIDDLEWARE}: an error ToolMessage for "
@@ -312,12 +312,10 @@ class LangGraphAdapter(Adapter):
         ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
         llm = ChatOpenAI(base_url=f"{ctx.base_url}/v1", api_key=ctx.api_key, model=scenario.model.id)
         tools = self._tools(scenario, ledger)
-        idiom = "stategraph" if self.variant == "stategraph" else "create_agent"
         settings: dict[str, Any] = {
             "model_class": "ChatOpenAI (Chat Completions)",
             "checkpointer": "AsyncSqliteSaver (on disk, one per thread, in the task dir)" if checkpointer else None,
             "stream_mode": ["debug", "values"],
-            "mechanisms": self.mechanisms(scenario, self.MECHANISMS[idiom]),
         }
         if self.variant == "stategraph":
             from langgraph.graph import END, START, MessagesState, StateGraph
@@ -367,7 +365,7 @@ class LangGraphAdapter(Adapter):
             limits["max_model_calls"] = {"neutral": None, "native": default}
         elif self.variant == "model-call-limit":
             limits["max_model_calls"] = {"neutral": n, "native": f"ModelCallLimitMiddleware(thread_limit={n})",
-                                         "recursion_limit": default}
+                                         "note": f"recursion_limit: {default}"}
         else:
             edges = [(e.source, e.target) for e in graph.get_graph().edges]
             p, loop = loop_shape(edges)
@@ -450,7 +448,9 @@ class LangGraphAdapter(Adapter):
             config["configurable"] = {"thread_id": thread_id}
             settings["thread_id"] = "the business task's run id"
         settings.update({k: v for k, v in extra_config.items()})
-        common = dict(settings=settings, limits=limits, unsupported=unsupported)
+        idiom = "stategraph" if self.variant == "stategraph" else "create_agent"
+        common = dict(settings=settings, mechanisms=self.mechanisms(scenario, self.MECHANISMS[idiom]), limits=limits,
+                      unsupported=unsupported)
 
         prior_ids: set[str] = set()
         before: int | None = None

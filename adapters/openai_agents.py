@@ -18,7 +18,7 @@ Translation of the neutral scenario into native controls (the `default` variant 
   recorded in it) answering: "stop" -> `raise_exception` (the run halts with
   `ToolInputGuardrailTripwireTriggered`); "continue" -> `reject_content(message)` (the tool does not run, the
   model gets the message as the tool's output and the loop goes on). probes/openai/deny_intents.py: 2 vs 3
-  requests. The mechanism used per intent is in `settings["mechanisms"]`.
+  requests. The mechanism used per intent is in the segment's `mechanisms`.
 Variant `handled-max-turns`: `error_handlers={"max_turns": ...}` returns an answer instead of raising; the
 adapter reports the limit as handled (outcome `limit_steps` plus the deviation "limit reported as an answer").
 
@@ -66,7 +66,7 @@ class OpenAIAgentsAdapter(Adapter):
         pause_survives_restart=True,
         deny="tool input guardrail: raise_exception (stop) or reject_content (continue)",
     )
-    # intent -> the native mechanism this adapter uses for it (settings["mechanisms"] keeps the ones in use)
+    # intent -> the native mechanism this adapter uses for it (a segment's `mechanisms` keeps the ones in use)
     MECHANISMS: ClassVar[dict[Intent, str]] = {
         "deny_stop": "tool_input_guardrail -> ToolGuardrailFunctionOutput.raise_exception() "
                      "(ToolInputGuardrailTripwireTriggered ends the run)",
@@ -189,9 +189,9 @@ class OpenAIAgentsAdapter(Adapter):
         settings = {k: v for k, v in kwargs.items() if k != "error_handlers"}
         if "error_handlers" in kwargs:
             settings["error_handlers"] = sorted(kwargs["error_handlers"])
-        settings.update(model_class="OpenAIChatCompletionsModel",
-                        mechanisms=self.mechanisms(scenario, self.MECHANISMS))
-        common = dict(settings=settings, limits=limits, unsupported=unsupported)
+        settings.update(model_class="OpenAIChatCompletionsModel")
+        common = dict(settings=settings, mechanisms=self.mechanisms(scenario, self.MECHANISMS), limits=limits,
+                      unsupported=unsupported)
         try:
             result = await Runner.run(agent, start, **kwargs)
         except Exception as exc:  # the framework ended by raising: map the signal

@@ -22,7 +22,7 @@ Translation of the neutral scenario into native controls (the `default` variant 
   `stopWhen`, next to the step limit: `[isStepCount(n), hasToolCall(...)]`. Any `stopWhen` replaces the SDK's
   default step bound, so with no scenario limit the default read from the installed source is restated
   (adapters/vercel/probes/deny_stop.mjs: 3 requests vs 2). The mechanism per intent is reported by the driver
-  and kept in `settings["mechanisms"]`;
+  and kept in the segment's `mechanisms`;
 - the pause: the run returns with `tool-approval-request` parts; the driver saves the conversation
   (`messages.json`: the prompt plus `response.messages`) and the requests (`approvals.json`) in the snapshot;
   a resume appends a `tool` message with one `tool-approval-response` per decision (keyed by scripted call id).
@@ -394,8 +394,7 @@ class VercelAIAdapter(Adapter):
                  ) -> SegmentResult:
         lim = scenario.limits
         settings = dict(a.get("settings", {}))
-        settings.update(node=hello.get("node"), driver_protocol=hello.get("protocol"),
-                        mechanisms=self.mechanisms(scenario, a.get("mechanisms") or {}))
+        settings.update(node=hello.get("node"), driver_protocol=hello.get("protocol"))
         defaults = hello.get("defaults", {})
         default_stop = defaults.get("ToolLoopAgent_stopWhen" if self.variant == "tool-loop-agent"
                                     else "generateText_stopWhen")
@@ -436,7 +435,8 @@ class VercelAIAdapter(Adapter):
         if a.get("warnings"):
             extra["sdk_warnings"] = a["warnings"]
         notes: list[str] = []
-        common = dict(counters=counters, settings=settings, limits=limits, unsupported=unsupported)
+        common = dict(counters=counters, settings=settings, limits=limits, unsupported=unsupported,
+                      mechanisms=self.mechanisms(scenario, a.get("mechanisms") or {}))
 
         if a["ended"] == "raised":
             signals = self._raised(a["thrown"], lim.deadline_s is not None, extra)

@@ -17,12 +17,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args
 
 from loopbench.harness.errors import BadInput, InputProblem
-from loopbench.harness.record import SegmentResult
+from loopbench.harness.record import Intent, NeutralLimit, SegmentResult
 from loopbench.harness.scenario import Scenario
-
-NeutralLimit = Literal["max_model_calls", "max_total_tokens", "max_cost_usd", "deadline_s"]
-# the policy intents a scenario can state, each mapped by an adapter to its framework's native mechanism
-Intent = Literal["deny_stop", "deny_continue", "approval_pause", "reject"]
 
 # id -> "module:Class". Modules are imported only when the adapter is used.
 REGISTRY: dict[str, str] = {
@@ -127,7 +123,7 @@ class Adapter(ABC):
     @classmethod
     def mechanisms(cls, scenario: Scenario, table: dict[Intent, str]) -> dict[str, str]:
         """The native mechanism used for each intent the scenario states (from the adapter's `table`), for
-        `settings["mechanisms"]`: deny_stop / deny_continue when a tool is denied by policy (by `policy.deny`),
+        a segment's `mechanisms`: deny_stop / deny_continue when a tool is denied by policy (by `policy.deny`),
         approval_pause when a tool needs approval, reject when a resume rejects a call."""
         used: list[Intent] = []
         if any(t.approval == "deny" for t in scenario.tools.values()):

@@ -8,11 +8,13 @@ from __future__ import annotations
 from collections import Counter as Tally
 
 from loopbench.harness.prices import cost_usd
-from loopbench.harness.record import Counters, LedgerEntry, ReportedCounters, RequestLogEntry, Segment
-
-_SUMMED = (
-    "model_requests_reported", "runtime_steps", "input_tokens_reported", "output_tokens_reported",
-    "cost_usd_reported",
+from loopbench.harness.record import (
+    SUMMED_COUNTERS,
+    Counters,
+    LedgerEntry,
+    ReportedCounters,
+    RequestLogEntry,
+    Segment,
 )
 
 
@@ -33,7 +35,7 @@ def reported_totals(segments: list[Segment]) -> dict[str, float | int | None]:
     that did would be a partial count published as a total, so one unknown segment makes the total None."""
     parents = segment_parents(segments)
     totals: dict[str, float | int | None] = {}
-    for name in _SUMMED:
+    for name in SUMMED_COUNTERS:
         total: float | int | None = None
         for seg, parent in zip(segments, parents, strict=True):
             value = getattr(seg.counters, name)

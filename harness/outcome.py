@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from loopbench.harness.record import LedgerEntry, NativeSignals
-from loopbench.harness.scenario import Completion, Outcome
+from loopbench.harness.record import LedgerEntry, NativeSignals, Outcome
+from loopbench.harness.scenario import Completion
 
 LIMIT_OUTCOME: dict[str, Outcome] = {
     "steps": "limit_steps", "budget": "limit_budget", "deadline": "limit_deadline",

@@ -1,8 +1,14 @@
 """Typed, versioned run records: what an adapter reports, what the server and ledger observed, and the
 RunRecord (one JSON line per business task) built from them.
 
-The outcome rules and the verdict live in harness/outcome.py and harness/verdict.py; this module is data only,
-so reports can depend on it alone.
+This module owns the record's vocabulary — outcomes, verdicts, limit kinds, and each counter's metadata (its
+label, whether it measures time, whether segments' reported values are summed) — so every list of counter
+names elsewhere (scenario `expect` keys, the summing of segments, report labels, what `diff` compares) is
+derived from `Counters`' fields here. It imports nothing else of loopbench, so reports can depend on it alone.
+The outcome rules and the verdict live in harness/outcome.py and harness/verdict.py.
+
+Schema history: v1 (until loopbench 0.1.0's fair-cells release) had `pauses` for the segments, untyped
+`native` and `limits`, and no loopbench version; `migrate` reads it as v2 (see its docstring).
 """
 
 from __future__ import annotations
@@ -11,14 +17,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from loopbench.harness.scenario import Outcome
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
-SCHEMA_VERSION = 1
-
+Outcome = Literal[
+    "completed", "incomplete", "limit_steps", "limit_budget", "limit_deadline", "awaiting_approval",
+    "denied", "failed", "stalled", "capped", "hung", "error",
+]
 Protocol = Literal["openai_chat", "openai_responses", "anthropic_messages"]
 ResultStatus = Literal["receipt", "error", "none"]
 Verdict = Literal["conforms", "deviates", "unsupported", "error"]
 LimitKind = Literal["steps", "budget", "deadline"]
+NeutralLimit = Literal["max_model_calls", "max_total_tokens", "max_cost_usd", "deadline_s"]
+# the policy intents a scenario can state, each mapped by an adapter to its framework's native mechanism
+Intent = Literal["deny_stop", "deny_continue", "approval_pause", "reject"]
 
 
 class Frozen(BaseModel):
@@ -122,53 +134,113 @@ class NativeSignals(Frozen):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
+class LimitTranslation(Frozen):
+    """One neutral limit in the framework's native terms."""
+
+    neutral: int | float | None = Field(description="the scenario's value (null: the scenario sets none)")
+    native: str | None = Field(default=None, description="the native setting used; null: unsupported")
+    formula: str | None = Field(default=None, description="how the native value was derived")
+    note: str | None = Field(default=None, description="why unsupported, or what else applies")
+
+
 class SegmentResult(Frozen):
     """What `Adapter.run` / `Adapter.resume` returns for one segment of a business task."""
 
     signals: NativeSignals
     counters: ReportedCounters = ReportedCounters()
     settings: dict[str, Any] = Field(default_factory=dict)  # native settings used (limits, variant knobs)
-    limits: dict[str, Any] = Field(default_factory=dict)  # neutral limit -> native translation
-    unsupported: list[str] = Field(default_factory=list)  # neutral limits/policies it could not express
+    mechanisms: dict[Intent, str] = Field(default_factory=dict)  # intent -> native mechanism used for it
+    limits: dict[NeutralLimit, LimitTranslation] = Field(default_factory=dict)
+    unsupported: list[str] = Field(default_factory=list)  # neutral limits/intents it could not express
     snapshot: str | None = None  # path of the pause snapshot directory, when paused
     notes: list[str] = Field(default_factory=list)
 
 
-# ---------------------------------------------------------------- the record
-class Counters(BaseModel):
+class AuxiliaryRequest(Frozen):
+    """A request to the model server that is not a model call (e.g. Anthropic token counting)."""
+
+    path: str
+    t_s: float
+    bytes: int
+    input_tokens: int | None = None
+
+
+class NativeRecord(BaseModel):
+    """What the framework said and how it was driven, for the whole task."""
+
     model_config = ConfigDict(extra="forbid")
 
-    model_requests_reported: int | None = None
-    model_requests_observed: int | None = None
-    model_retries_observed: int | None = None
-    tool_calls_requested: int | None = None
-    tool_executions: int | None = None
-    tool_executions_by_tool: dict[str, int] = Field(default_factory=dict)
-    # approval-callback invocations: every time the framework ran the user's approval code (hook, predicate,
-    # can_use_tool), re-runs on resume included
-    authorize_events_by_tool: dict[str, int] = Field(default_factory=dict)
-    # approval requests: the framework stopped and asked for a decision (a pending call at a pause), or an
-    # in-process idiom asked the human (the harness) for one
-    approval_requests: int | None = None
-    approval_requests_by_tool: dict[str, int] = Field(default_factory=dict)
-    effects_by_tool: dict[str, int] = Field(default_factory=dict)
-    abandoned_calls: int | None = None
-    runtime_steps: int | None = None
-    runtime_step_unit: str | None = None
-    input_tokens_reported: int | None = None
-    input_tokens_observed: int | None = None
-    output_tokens_reported: int | None = None
-    output_tokens_observed: int | None = None
-    total_tokens_observed: int | None = None
-    cost_usd_reported: float | None = None
-    cost_usd_observed: float | None = None
-    elapsed_s: float | None = None
-    cpu_s: float | None = None
-    peak_rss_mb: float | None = None
-    pending_approvals: int | None = None
-    duplicate_effects: int | None = None
-    resumes: int | None = None
-    max_request_growth_bytes: int | None = None
+    signals: NativeSignals | None = Field(default=None, description="the last segment's signals")
+    settings: dict[str, Any] = Field(
+        default_factory=dict, description="the first segment's native settings (framework-specific keys)")
+    mechanisms: dict[Intent, str] = Field(
+        default_factory=dict, description="the native mechanism used for each intent the scenario states")
+    notes: list[str] = Field(default_factory=list, description="every segment's notes, in order")
+    auxiliary_requests: list[AuxiliaryRequest] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------- the record
+def counter(label: str, doc: str, *, timing: bool = False, summed: bool = False, per_tool: bool = False,
+            size: bool = False, default: Any = None) -> Any:
+    """A counter field with its metadata: `label` (short, for tables; per-tool counters: after the tool's
+    name), `timing` (depends on the machine's load: compared with a tolerance or not at all), `summed` (a
+    reported counter summed over a task's segments), `size` (bytes of text the framework partly takes from its
+    environment: compared with a tolerance)."""
+    extra = {"label": label, "timing": timing, "summed": summed, "per_tool": per_tool, "size": size}
+    if per_tool:
+        return Field(default_factory=dict, description=doc, json_schema_extra=extra)
+    return Field(default=default, description=doc, json_schema_extra=extra)
+
+
+class Counters(BaseModel):
+    """A business task's counters: `*_reported` is what the framework said (summed over segments), the rest is
+    ground truth from the model server's request log and the tool ledger. null = unknown, never zero."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model_requests_reported: int | None = counter(
+        "requests reported", "model requests the framework reported", summed=True)
+    model_requests_observed: int | None = counter("requests", "HTTP model requests the server received")
+    model_retries_observed: int | None = counter(
+        "retries", "requests for a conversation state already requested in the same segment (client retries)")
+    tool_calls_requested: int | None = counter(
+        "tool calls requested", "tool calls in the responses the server served")
+    tool_executions: int | None = counter("tool runs", "tool executions the ledger recorded")
+    tool_executions_by_tool: dict[str, int] = counter("runs", "tool executions per tool", per_tool=True)
+    authorize_events_by_tool: dict[str, int] = counter(
+        "approval callback runs", "approval-callback invocations per tool: every run of the user's approval "
+        "code (hook, predicate, can_use_tool), re-runs on resume included", per_tool=True)
+    approval_requests: int | None = counter(
+        "approval requests", "the framework stopped and asked for a decision (a pending call at a pause; a "
+        "pause resumed twice is one request), or an in-process idiom asked the human (the harness) for one")
+    approval_requests_by_tool: dict[str, int] = counter(
+        "approval requests", "approval requests per tool", per_tool=True)
+    effects_by_tool: dict[str, int] = counter("effects", "committed side effects per tool", per_tool=True)
+    abandoned_calls: int | None = counter("abandoned calls", "tool calls whose caller gave up before the end")
+    runtime_steps: int | None = counter(
+        "native steps", "the framework's own step counter, in its own unit (`runtime_step_unit`)", summed=True)
+    runtime_step_unit: str | None = Field(default=None, description="what `runtime_steps` counts")
+    input_tokens_reported: int | None = counter(
+        "input tokens reported", "input tokens the framework reported", summed=True)
+    input_tokens_observed: int | None = counter("input tokens", "input tokens the server served as usage")
+    output_tokens_reported: int | None = counter(
+        "output tokens reported", "output tokens the framework reported", summed=True)
+    output_tokens_observed: int | None = counter("output tokens", "output tokens the server served as usage")
+    total_tokens_observed: int | None = counter("tokens", "input + output tokens served")
+    cost_usd_reported: float | None = counter(
+        "cost reported $", "the framework's own cost estimate", summed=True)
+    cost_usd_observed: float | None = counter(
+        "cost $", "the served usage priced by harness/prices.py (null for a model without a price)")
+    elapsed_s: float | None = counter("elapsed s", "wall time of the task's segments", timing=True)
+    cpu_s: float | None = counter("cpu s", "CPU time of the workers (and their children) in the segments",
+                                  timing=True)
+    peak_rss_mb: float | None = counter("peak MB", "largest worker resident memory", timing=True)
+    pending_approvals: int | None = counter("pending approvals", "calls still waiting for a decision at the end")
+    duplicate_effects: int | None = counter(
+        "duplicate effects", "the same write committed again without an idempotency key")
+    resumes: int | None = counter("resumes", "resume segments that ran")
+    max_request_growth_bytes: int | None = counter(
+        "max request growth B", "the largest growth of the prompt from one model request to the next", size=True)
 
     def get(self, name: str) -> Any:
         """A counter by its `expect` name; per-tool counters as `tool_executions_by_tool.<tool>`."""
@@ -177,6 +249,32 @@ class Counters(BaseModel):
         if tool:
             return value.get(tool, 0)
         return value
+
+
+def _meta(name: str) -> dict[str, Any]:
+    return Counters.model_fields[name].json_schema_extra or {}  # type: ignore[return-value]
+
+
+COUNTER_NAMES: tuple[str, ...] = tuple(n for n in Counters.model_fields if _meta(n))
+PER_TOOL_COUNTERS = tuple(n for n in COUNTER_NAMES if _meta(n)["per_tool"])
+SCALAR_COUNTERS = tuple(n for n in COUNTER_NAMES if not _meta(n)["per_tool"])
+TIMING_COUNTERS = tuple(n for n in COUNTER_NAMES if _meta(n)["timing"])
+SUMMED_COUNTERS = tuple(n for n in COUNTER_NAMES if _meta(n)["summed"])
+SIZE_COUNTERS = tuple(n for n in COUNTER_NAMES if _meta(n)["size"])
+
+
+def is_counter(name: str) -> bool:
+    """`name` is a counter (`tool_executions_by_tool.<tool>` names a per-tool one)."""
+    base, _, tool = name.partition(".")
+    return base in COUNTER_NAMES and bool(tool) == (base in PER_TOOL_COUNTERS)
+
+
+def counter_label(name: str) -> str:
+    """A short human label (`tool_executions_by_tool.send_reply` -> `send_reply runs`)."""
+    base, _, tool = name.partition(".")
+    if base not in COUNTER_NAMES:
+        return name
+    return f"{tool} {_meta(base)['label']}" if tool else _meta(base)["label"]
 
 
 class Deviation(Frozen):
@@ -198,6 +296,8 @@ class Segment(Frozen):
 
 
 class RunRecord(BaseModel):
+    """One business task (a run and its resumes) of one scenario on one framework variant."""
+
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = SCHEMA_VERSION
@@ -208,17 +308,18 @@ class RunRecord(BaseModel):
     mode: Literal["native"] = "native"
     repetition: int = 1
     started_at: str
+    loopbench_version: str | None = Field(default=None, description="null in records migrated from v1")
     framework_version: str | None = None
     packages: dict[str, str] = Field(default_factory=dict)
     environment: dict[str, Any] = Field(default_factory=dict)
     outcome: Outcome
-    outcome_rule: int
+    outcome_rule: int = Field(description="the row of DESIGN.md's ordered outcome table that decided it")
     error_reason: str | None = None
-    native: dict[str, Any] = Field(default_factory=dict)
-    limits: dict[str, Any] = Field(default_factory=dict)
+    native: NativeRecord = NativeRecord()
+    limits: dict[NeutralLimit, LimitTranslation] = Field(default_factory=dict)
     unsupported: list[str] = Field(default_factory=list)
     counters: Counters = Counters()
-    pauses: list[Segment] = Field(default_factory=list)
+    segments: list[Segment] = Field(default_factory=list, description="the first run, then each resume")
     requests: list[RequestLogEntry] = Field(default_factory=list)
     ledger: list[LedgerEntry] = Field(default_factory=list)
     violations: list[Violation] = Field(default_factory=list)
@@ -226,3 +327,42 @@ class RunRecord(BaseModel):
     deviations: list[Deviation] = Field(default_factory=list)
     claims: list[str] = Field(default_factory=list)
     trace: str | None = None
+
+
+class MigrationError(ValueError):
+    """A record that cannot be read as the current schema: says exactly why."""
+
+
+def migrate(raw: dict[str, Any]) -> dict[str, Any]:
+    """A raw record of any readable schema version as the current one (validate the result with RunRecord).
+
+    v1 -> v2: `pauses` -> `segments`; `native.settings.mechanisms` -> `native.mechanisms`; each limit's keys
+    other than neutral / native / formula / note folded into its `note` ("key: value"); `loopbench_version`
+    null (v1 did not record it)."""
+    version = raw.get("schema_version")
+    if version == SCHEMA_VERSION:
+        return raw
+    if version != 1:
+        raise MigrationError(f"schema_version {version!r}: this loopbench reads versions "
+                             f"{', '.join(map(str, READABLE_VERSIONS))}")
+    out = {k: v for k, v in raw.items() if k != "pauses"}
+    out["schema_version"] = SCHEMA_VERSION
+    out["segments"] = raw.get("pauses", [])
+    native = dict(raw.get("native") or {})
+    settings = dict(native.get("settings") or {})
+    if "mechanisms" in settings:
+        native["mechanisms"] = settings.pop("mechanisms")
+    native["settings"] = settings
+    out["native"] = native
+    limits = {}
+    for name, spec in (raw.get("limits") or {}).items():
+        if not isinstance(spec, dict):
+            raise MigrationError(f"limits.{name}: {spec!r} is not a limit translation")
+        known = {k: spec[k] for k in ("neutral", "native", "formula", "note") if k in spec}
+        rest = [f"{k}: {v}" for k, v in spec.items() if k not in known]
+        if rest:
+            known["note"] = "; ".join(filter(None, [known.get("note"), *rest]))
+        limits[name] = known
+    out["limits"] = limits
+    out.setdefault("loopbench_version", None)
+    return out

@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from loopbench import __version__
 from loopbench.harness.adapter import adapter_class
 from loopbench.harness.counters import build_counters
 from loopbench.harness.errors import BadInput, WorkerDied, WorkerHung
@@ -35,7 +36,7 @@ from loopbench.harness.ledger import Ledger
 from loopbench.harness.ledger_http import ledger_routes
 from loopbench.harness.model_server.app import ModelServer, running
 from loopbench.harness.outcome import completion_holds, derive_outcome
-from loopbench.harness.record import Deviation, NativeSignals, RunRecord, Segment, SegmentResult
+from loopbench.harness.record import Deviation, NativeRecord, NativeSignals, RunRecord, Segment, SegmentResult
 from loopbench.harness.scenario import Scenario
 from loopbench.harness.verdict import compare, verdict_of
 
@@ -207,8 +208,6 @@ def finished_keys(path: Path) -> tuple[set[TaskKey], list[str]]:
 
 def _git_revision() -> str:
     """The checkout's revision (`+dirty` with uncommitted changes); an installed wheel: `v<version>`."""
-    from loopbench import __version__
-
     if not (CHECKOUT / ".git").exists():
         return f"v{__version__}"
     try:
@@ -384,21 +383,20 @@ class Suite:
             ))
         unsupported = sorted({u for r in results for u in r.unsupported})
         version, packages = self.versions[framework]
-        native: dict[str, Any] = {"settings": results[0].settings if results else {}}
-        if last is not None:
-            native["signals"] = last.model_dump(exclude_defaults=True)
-        if results:
-            native["notes"] = [n for r in results for n in r.notes]
-        if auxiliary := self.server.auxiliary(run_id):  # e.g. token counting: requests, but not model calls
-            native["auxiliary_requests"] = auxiliary
+        native = NativeRecord(
+            signals=last, settings=results[0].settings if results else {},
+            mechanisms=results[0].mechanisms if results else {}, notes=[n for r in results for n in r.notes],
+            auxiliary_requests=self.server.auxiliary(run_id),  # e.g. token counting: requests, not model calls
+        )
         trace = self.out / "traces" / f"{run_id}.jsonl"
         record = RunRecord(
             run_id=run_id, scenario=scenario.id, framework=framework, variant=variant, repetition=repetition,
-            started_at=started_at, framework_version=version, packages=packages, environment=self.env,
+            started_at=started_at, loopbench_version=__version__, framework_version=version, packages=packages,
+            environment=self.env,
             outcome=decision.outcome, outcome_rule=decision.rule,
             error_reason=harness_error or hung_reason or (decision.reason if decision.outcome == "failed" else None),
             native=native, limits=results[0].limits if results else {}, unsupported=unsupported,
-            counters=counters, pauses=segments, requests=requests, ledger=ledger,
+            counters=counters, segments=segments, requests=requests, ledger=ledger,
             violations=self.server.violations(run_id),
             verdict=verdict_of(decision.outcome, deviations, unsupported), deviations=deviations,
             claims=scenario.claims, trace=str(trace.relative_to(self.out)),
@@ -417,7 +415,7 @@ class Suite:
             events.append((e.started_s, {"event": f"tool_{e.kind}", **e.model_dump(exclude_defaults=True)}))
         events.sort(key=lambda x: x[0])
         with open(path, "w", encoding="utf-8") as fh:
-            for i, seg in enumerate(record.pauses):
+            for i, seg in enumerate(record.segments):
                 fh.write(json.dumps({"event": "segment", "index": i, **seg.model_dump(mode="json")}) + "\n")
             for _, ev in events:
                 fh.write(json.dumps(ev, default=str) + "\n")

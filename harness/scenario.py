@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from loopbench.harness.errors import BadInput, InputProblem
+from loopbench.harness.record import PER_TOOL_COUNTERS, SCALAR_COUNTERS, Outcome
 
 # package data, found the same way in a checkout (editable install) and in an installed wheel
 SCENARIO_DIR = Path(str(resources.files("loopbench.scenarios")))
@@ -28,10 +29,6 @@ CLAIMS_FILE = Path(str(resources.files("loopbench.reports").joinpath("claims.yam
 
 Category = Literal[
     "baseline", "limits", "approval", "denial", "tool_failure", "model_failure", "stall", "context"
-]
-Outcome = Literal[
-    "completed", "incomplete", "limit_steps", "limit_budget", "limit_deadline", "awaiting_approval",
-    "denied", "failed", "stalled", "capped", "hung", "error",
 ]
 ResultCondition = Literal["any", "receipt", "error", "none", "no_receipt"]
 
@@ -262,19 +259,6 @@ class Scenario(Strict):
             for s in spec.behavior
         )
         return model + tools
-
-
-# the counters an `expect` may name (RunRecord counter names); dotted names index per-tool maps
-SCALAR_COUNTERS = (
-    "model_requests_reported", "model_requests_observed", "model_retries_observed", "tool_calls_requested",
-    "tool_executions", "abandoned_calls", "runtime_steps", "input_tokens_reported", "input_tokens_observed",
-    "output_tokens_reported", "output_tokens_observed", "total_tokens_observed", "cost_usd_reported",
-    "cost_usd_observed", "elapsed_s", "cpu_s", "peak_rss_mb", "pending_approvals", "approval_requests",
-    "duplicate_effects", "resumes", "max_request_growth_bytes",
-)
-PER_TOOL_COUNTERS = (
-    "tool_executions_by_tool", "authorize_events_by_tool", "approval_requests_by_tool", "effects_by_tool",
-)
 
 
 # ---------------------------------------------------------------- loading

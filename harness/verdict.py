@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from loopbench.harness.outcome import args_match
-from loopbench.harness.record import Counters, Deviation, PendingCall, Verdict
-from loopbench.harness.scenario import Bound, Expect, Outcome
+from loopbench.harness.record import Counters, Deviation, Outcome, PendingCall, Verdict
+from loopbench.harness.scenario import Bound, Expect
 
 
 def _within(ideal: Any, observed: Any) -> bool:

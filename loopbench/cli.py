@@ -10,6 +10,7 @@ import fnmatch
 import json
 import os
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -212,6 +213,24 @@ def bench(
     else:
         print(json.dumps(results, indent=2))
     out.print(f"written: {out_dir / 'results.json'}")
+
+
+class SchemaKind(StrEnum):
+    scenario = "scenario"
+    record = "record"
+
+
+@app.command()
+def schema(what: Annotated[SchemaKind, typer.Argument(help="scenario (a scenario file) or record (a RunRecord)")]
+           ) -> None:
+    """Print the JSON Schema of a scenario file or of a RunRecord (one line of results.jsonl).
+
+    Example: `loopbench schema record > record.schema.json`"""
+    if what is SchemaKind.scenario:
+        from loopbench.harness.scenario import Scenario as model
+    else:
+        from loopbench.harness.record import RunRecord as model  # type: ignore[assignment]
+    print(json.dumps(model.model_json_schema(), indent=2))
 
 
 @app.command()

@@ -58,7 +58,7 @@ HOW_TO_READ = [
 MECHANISMS_NOTE = (
     "A scenario states its intent (a denial that stops the run or one the model is told about, a pause for "
     "approval, a rejection, each neutral limit); each adapter maps it to its framework's documented mechanism "
-    "and records which one in every run (`native.settings.mechanisms`, `limits`). A variant is another idiom a "
+    "and records which one in every run (`native.mechanisms`, `limits`). A variant is another idiom a "
     "user would pick for the same intents."
 )
 

@@ -27,7 +27,7 @@ import pandas as pd
 import yaml
 
 from loopbench.harness.errors import BadInput, InputProblem
-from loopbench.harness.record import NativeSignals, RunRecord
+from loopbench.harness.record import RunRecord
 
 CLAIMS_FILE = Path(str(resources.files("loopbench.reports").joinpath("claims.yaml")))  # package data
 RECORD_FIELDS = frozenset(RunRecord.model_fields)
@@ -177,18 +177,9 @@ class _Eval:
 
 
 def record_view(rec: RunRecord) -> dict[str, Any]:
-    """The record as predicates see it: its JSON form, with native.signals completed with NativeSignals'
-    defaults (so `native.signals.pending` is [] rather than missing when nothing was pending)."""
-    d = rec.model_dump(mode="json")
-    native = dict(d.get("native") or {})
-    sig = native.get("signals")
-    if isinstance(sig, dict):
-        try:
-            native["signals"] = NativeSignals.model_validate(sig).model_dump(mode="json")
-        except ValueError:
-            pass
-    d["native"] = native
-    return d
+    """The record as predicates see it: its JSON form (typed, so `native.signals` carries every key, e.g.
+    `pending` is [] when nothing was pending)."""
+    return rec.model_dump(mode="json")
 
 
 def evaluate(expr: str | ast.Expression, rec: RunRecord | dict[str, Any]) -> tuple[bool | None, dict[str, Any], str]:

@@ -22,14 +22,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from loopbench.harness.record import RunRecord
+from loopbench.harness.record import SIZE_COUNTERS, TIMING_COUNTERS, RunRecord
 from loopbench.reports.load import load_results
-from loopbench.reports.tables import COUNTER_FIELDS, TIMING_COUNTERS, Cell, cells, column_of, fmt
+from loopbench.reports.tables import COUNTER_FIELDS, Cell, cells, column_of, fmt
 
-IGNORED_COUNTERS = ("cpu_s", "peak_rss_mb", "elapsed_s")
+# counters that measure time depend on the machine's load: not compared (a real change in time shows in the
+# outcome, the requests or the retries)
+IGNORED_COUNTERS = TIMING_COUNTERS
 # prompt sizes carry text a framework takes from its environment (the Claude CLI puts its working directory in
 # the prompt, so a run in another directory differs by a few bytes): compared with a tolerance
-BYTES_COUNTERS = ("max_request_growth_bytes",)
+BYTES_COUNTERS = SIZE_COUNTERS
 BYTES_ABS_TOL, BYTES_REL_TOL = 256, 0.05
 SIGNALS = ("exception_type", "subtype", "terminal_reason", "finish_reason", "limit_signal", "ended")
 
@@ -63,12 +65,12 @@ def _counters(r: RunRecord) -> dict[str, Any]:
 
 
 def _signals(r: RunRecord) -> dict[str, Any]:
-    sig = (r.native or {}).get("signals") or {}
-    return {k: sig.get(k) for k in SIGNALS}
+    sig = r.native.signals
+    return {k: getattr(sig, k) if sig is not None else None for k in SIGNALS}
 
 
 def _limits(r: RunRecord) -> dict[str, Any]:
-    return {k: (v.get("native") if isinstance(v, dict) else v) for k, v in r.limits.items()}
+    return {k: v.native for k, v in r.limits.items()}
 
 
 def compare_cells(a: Cell, b: Cell) -> list[tuple[str, Any, Any]]:

@@ -2,7 +2,8 @@
 
 Rules:
 - a directory means `DIR/results.jsonl`; a file is read as it is;
-- every line must be one RunRecord of this schema version (`harness.record.SCHEMA_VERSION`);
+- every line must be one RunRecord of a schema version this loopbench reads (`harness.record.READABLE_VERSIONS`);
+  an older one is migrated as it is read (`harness.record.migrate`: v1 `pauses` are v2 `segments`, ...);
 - a torn last line (a run still being written, or a killed writer) is skipped with a `ResultsWarning`;
 - anything else wrong raises `BadInput` (or `SchemaMismatch` for another schema version), naming the file,
   the line and what is wrong — a report is never built from a half-understood file.
@@ -20,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from loopbench.harness.errors import BadInput, InputProblem, SchemaMismatch
-from loopbench.harness.record import SCHEMA_VERSION, RunRecord
+from loopbench.harness.record import READABLE_VERSIONS, MigrationError, RunRecord, migrate
 
 RESULTS_NAME = "results.jsonl"
 # the keys that make a JSON object look like a RunRecord at all (anything else is "not a results file")
@@ -101,12 +102,18 @@ def parse_lines(lines: Iterable[str], file: str) -> Results:
             problems.append(InputProblem(file, f"line {i}", f"not a results file: a RunRecord expected, found {what}"))
             break
         version = obj.get("schema_version")
-        if version != SCHEMA_VERSION:
+        if version not in READABLE_VERSIONS:
             mismatched.append(InputProblem(
                 file, f"line {i}",
-                f"schema_version {version!r}, this loopbench reads schema_version {SCHEMA_VERSION} "
-                f"(re-run the suite with this version, or read the file with the loopbench that wrote it)"))
+                f"schema_version {version!r}, this loopbench reads schema_version "
+                f"{', '.join(map(str, READABLE_VERSIONS))} (re-run the suite with this version, or read the file "
+                f"with the loopbench that wrote it)"))
             break
+        try:
+            obj = migrate(obj)
+        except MigrationError as exc:
+            problems.append(InputProblem(file, f"line {i}", f"cannot migrate schema_version {version}: {exc}"))
+            continue
         try:
             records.append(RunRecord.model_validate(obj))
         except ValidationError as exc:

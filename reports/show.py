@@ -77,7 +77,7 @@ def _trace_row(ev: dict[str, Any]) -> list[str]:
 def run_sections(rec: RunRecord, results_dir: Path | None = None) -> list[Section]:
     """A run as titled tables: identity, outcome and verdict, deviations, native signals and settings,
     limits, counters (reported next to observed), segments, requests, ledger, trace."""
-    sig = (rec.native or {}).get("signals") or {}
+    sig = rec.native.signals.model_dump(exclude_defaults=True) if rec.native.signals else {}
     out = [Section("Run", ["field", "value"], [
         ["run id", rec.run_id], ["scenario", rec.scenario],
         ["framework", f"{rec.framework} {rec.framework_version or ''}"],
@@ -91,13 +91,11 @@ def run_sections(rec: RunRecord, results_dir: Path | None = None) -> list[Sectio
                        "" if rec.deviations else "none: the run conforms to the scenario's ideal"))
     out.append(Section("Native signals", ["signal", "value"],
                        [[k, fmt(v, 200)] for k, v in sig.items()]))
-    settings = (rec.native or {}).get("settings") or {}
-    extra_native = {k: v for k, v in (rec.native or {}).items() if k not in ("signals", "settings")}
+    extra_native = rec.native.model_dump(mode="json", include={"mechanisms", "notes", "auxiliary_requests"})
     out.append(Section("Native settings", ["setting", "value"],
-                       [[k, fmt(v, 200)] for k, v in {**settings, **extra_native}.items()]))
+                       [[k, fmt(v, 200)] for k, v in {**rec.native.settings, **extra_native}.items()]))
     out.append(Section("Limits (neutral → native)", ["limit", "neutral", "native"], [
-        [k, fmt(v.get("neutral") if isinstance(v, dict) else v), fmt(v.get("native") if isinstance(v, dict) else None)]
-        for k, v in rec.limits.items()]))
+        [k, fmt(v.neutral), fmt(v.native)] for k, v in rec.limits.items()]))
     c = rec.counters
     rows = []
     done = set()
@@ -126,7 +124,7 @@ def run_sections(rec: RunRecord, results_dir: Path | None = None) -> list[Sectio
          s.outcome_signals.ended + (f" {s.outcome_signals.exception_type}" if s.outcome_signals.exception_type else ""),
          fmt([f"{p.tool}({p.call_id})" for p in s.pending]),
          fmt(s.counters.model_dump(exclude_none=True), 120), fmt(s.elapsed_s)]
-        for i, s in enumerate(rec.pauses)]))
+        for i, s in enumerate(rec.segments)]))
     out.append(Section("Model requests (server log)", ["seq", "t s", "protocol", "stream", "status", "turn", "calls",
                                                          "tool results", "prompt B", "tokens in/out", "note"], [
         [str(q.seq), fmt(q.t_s), q.protocol, "yes" if q.stream else "no", str(q.status), q.served_turn or "–",

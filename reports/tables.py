@@ -18,42 +18,13 @@ from typing import Any
 
 import pandas as pd
 
-from loopbench.harness.record import Counters, RunRecord
+from loopbench.harness.record import Counters, RunRecord, counter_label
 
 FRAMEWORK_ORDER = ("openai-agents", "claude-agent-sdk", "langgraph", "vercel-ai")
 VERDICTS = ("conforms", "deviates", "unsupported", "error")
 VERDICT_MARK = {"conforms": "✓", "deviates": "⚠", "unsupported": "⊘", "error": "✖"}
-TIMING_COUNTERS = ("elapsed_s", "cpu_s", "peak_rss_mb")
 BASE_KEYS = ("model_requests_observed", "tool_executions")
 COUNTER_FIELDS = tuple(Counters.model_fields)
-
-_LABELS = {
-    "model_requests_observed": "requests",
-    "model_requests_reported": "requests reported",
-    "model_retries_observed": "retries",
-    "tool_calls_requested": "tool calls requested",
-    "tool_executions": "tool runs",
-    "abandoned_calls": "abandoned calls",
-    "runtime_steps": "native steps",
-    "input_tokens_reported": "input tokens reported",
-    "input_tokens_observed": "input tokens",
-    "output_tokens_reported": "output tokens reported",
-    "output_tokens_observed": "output tokens",
-    "total_tokens_observed": "tokens",
-    "cost_usd_reported": "cost reported $",
-    "cost_usd_observed": "cost $",
-    "elapsed_s": "elapsed s",
-    "cpu_s": "cpu s",
-    "peak_rss_mb": "peak MB",
-    "pending_approvals": "pending approvals",
-    "approval_requests": "approval requests",
-    "duplicate_effects": "duplicate effects",
-    "resumes": "resumes",
-    "max_request_growth_bytes": "max request growth B",
-}
-_TOOL_LABELS = {"tool_executions_by_tool": "runs", "authorize_events_by_tool": "approval callback runs",
-                "approval_requests_by_tool": "approval requests", "effects_by_tool": "effects"}
-
 
 # ---------------------------------------------------------------- small formatting helpers
 def fmt(v: Any, width: int = 80) -> str:
@@ -73,12 +44,7 @@ def fmt(v: Any, width: int = 80) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
-def label(counter: str) -> str:
-    """A short human label for a counter name (`tool_executions_by_tool.send_reply` -> `send_reply runs`)."""
-    base, _, tool = counter.partition(".")
-    if tool:
-        return f"{tool} {_TOOL_LABELS.get(base, base)}"
-    return _LABELS.get(counter, counter)
+label = counter_label  # a counter's short label, from the record's counter metadata
 
 
 def is_counter(name: str) -> bool:
@@ -216,7 +182,7 @@ def cell_text(row: pd.Series, with_marks: bool = True) -> str:
 
 # ---------------------------------------------------------------- units table
 def _limit_signature(r: RunRecord) -> str:
-    neutral = {k: (v.get("neutral") if isinstance(v, dict) else v) for k, v in r.limits.items()}
+    neutral = {k: v.neutral for k, v in r.limits.items()}
     return json.dumps(neutral, sort_keys=True, default=str)
 
 
@@ -259,8 +225,7 @@ def units_frame(records: list[RunRecord]) -> pd.DataFrame:
         r = c.rep
         intents, natives = [], []
         for name, spec in r.limits.items():
-            neutral = spec.get("neutral") if isinstance(spec, dict) else spec
-            native = spec.get("native") if isinstance(spec, dict) else None
+            neutral, native = spec.neutral, spec.native
             intents.append(_intent(name, neutral))
             if native is None and (neutral is not None or name in r.unsupported):
                 native = "unsupported"
@@ -286,16 +251,15 @@ INTENT_LABELS = {
 
 def mechanisms_frame(records: list[RunRecord]) -> pd.DataFrame:
     """For each policy intent (and each neutral limit) and framework variant: the native mechanism the adapter
-    recorded in the runs that used it (`native.settings.mechanisms`, the limits' native translation), with the
+    recorded in the runs that used it (`native.mechanisms`, the limits' native translation), with the
     scenarios that used it. Different mechanisms for one intent are all listed."""
     found: dict[tuple[str, str], dict[str, set[str]]] = {}
     for c in cells(records):
         r = c.rep
-        settings = r.native.get("settings") or {}
-        used = dict(settings.get("mechanisms") or {})
+        used: dict[str, str] = dict(r.native.mechanisms)
         for name, spec in r.limits.items():
-            if isinstance(spec, dict) and spec.get("neutral") is not None:
-                used[f"limit: {name}"] = spec.get("native") or "unsupported"
+            if spec.neutral is not None:
+                used[f"limit: {name}"] = spec.native or "unsupported"
         for intent, native in used.items():
             found.setdefault((intent, c.column), {}).setdefault(str(native), set()).add(c.scenario)
     if not found:

@@ -77,14 +77,14 @@ def test_support_draft_completes(records, variant):
     # every tool result reached the server with its scripted id: the call id mapping is exact
     assert {e.call_id for e in r.ledger if e.kind == "call"} == {"ticket_1", "policy_1"}
     assert r.requests[0].tools_offered == ["mcp__loopbench__get_ticket", "mcp__loopbench__lookup_policy"]
-    assert r.native["settings"]["tools"] == [] and r.native["settings"]["setting_sources"] == []
+    assert r.native.settings["tools"] == [] and r.native.settings["setting_sources"] == []
 
 
 def test_approval_pause_keeps_the_pending_call(records):
     r = records[("approval_pause", "default")]
     assert r.outcome == "awaiting_approval"
     assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
-    (pending,) = r.pauses[-1].pending
+    (pending,) = r.segments[-1].pending
     assert pending.tool == "send_reply" and pending.call_id == "send_1"
     assert pending.args["to"] == "ana@example.com" and "POL-7" in pending.args["body"]
     assert r.counters.authorize_events_by_tool["send_reply"] == 1
@@ -94,8 +94,8 @@ def test_approval_pause_keeps_the_pending_call(records):
 def test_approval_pause_is_a_deferred_tool_use_with_a_snapshot(suite):
     records, root = suite
     r = records[("approval_pause", "default")]
-    signals = r.native["signals"]
-    assert signals["terminal_reason"] == "tool_deferred" and signals["ended"] == "paused"
+    signals = r.native.signals
+    assert signals.terminal_reason == "tool_deferred" and signals.ended == "paused"
     snapshot = root / "runs" / r.run_id / "segment0" / "snapshot"
     session = json.loads((snapshot / "session.json").read_text())
     # the transcript lives in the task's one live session store, not in a copy inside the snapshot
@@ -108,9 +108,9 @@ def test_can_use_tool_never_fakes_a_pause(records):
     """No decision when the CLI asks: Deny(interrupt=True) ends the run; no pending call is made up, the outcome
     follows the CLI's signals and the intent is unsupported, never a ✓ awaiting_approval."""
     r = records[("approval_pause", "can-use-tool")]
-    signals = r.native["signals"]
-    assert signals["terminal_reason"] == "aborted_tools" and signals["subtype"] == "error_during_execution"
-    assert signals["ended"] != "paused" and r.pauses[0].pending == [] and r.counters.pending_approvals == 0
+    signals = r.native.signals
+    assert signals.terminal_reason == "aborted_tools" and signals.subtype == "error_during_execution"
+    assert signals.ended != "paused" and r.segments[0].pending == [] and r.counters.pending_approvals == 0
     assert r.outcome != "awaiting_approval" and r.verdict == "unsupported"
     assert any(u.startswith(NO_PAUSE) for u in r.unsupported)
     # the human (the harness) was asked once, at the moment the CLI called can_use_tool
@@ -131,14 +131,14 @@ def test_can_use_tool_cannot_exercise_a_resume(records, scenario):
 def test_approved_resume_runs_in_another_process_and_sends_once(records):
     r = records[("approval_approved_resume", "default")]
     assert r.outcome == "completed"
-    assert [s.kind for s in r.pauses] == ["run", "resume"]
-    assert r.pauses[0].worker_pid != r.pauses[1].worker_pid
+    assert [s.kind for s in r.segments] == ["run", "resume"]
+    assert r.segments[0].worker_pid != r.segments[1].worker_pid
     assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.resumes == 1
     # routing by API key survives the resume: the resumed CLI's requests are in this run's log
     assert r.counters.model_requests_observed == 4
     last = r.requests[-1]
     assert {t.call_id: t.status for t in last.tool_results}.get("send_1") == "receipt"
-    assert last.t_s > r.pauses[0].elapsed_s
+    assert last.t_s > r.segments[0].elapsed_s
     # the approval point ran again in the resumed process (defer, then allow)
     assert r.counters.authorize_events_by_tool["send_reply"] == 2
     assert [e.decision for e in r.ledger if e.kind == "authorize"] == ["approval required: deferred", "approved"]
@@ -157,10 +157,10 @@ def test_approved_call_runs_in_process_with_can_use_tool(records):
 def test_max_turns_is_the_step_limit(records, variant):
     r = records[("runaway_step_limit", variant)]
     assert r.outcome == "limit_steps"
-    signals = r.native["signals"]
-    assert signals["subtype"] == "error_max_turns" and signals["limit_signal"] == "raised"
-    assert signals["exception_type"] == "ResultError"  # query() raises after the error result
-    assert r.limits["max_model_calls"]["native"] == "max_turns=8"
+    signals = r.native.signals
+    assert signals.subtype == "error_max_turns" and signals.limit_signal == "raised"
+    assert signals.exception_type == "ResultError"  # query() raises after the error result
+    assert r.limits["max_model_calls"].native == "max_turns=8"
     assert r.counters.model_requests_observed == 8
     assert r.counters.runtime_step_unit.startswith("turn")
 
@@ -169,8 +169,8 @@ def test_max_turns_is_the_step_limit(records, variant):
 def test_budget_is_the_cost_limit(records, variant):
     r = records[("cost_budget", variant)]
     assert r.outcome == "limit_budget"
-    assert r.native["signals"]["subtype"] == "error_max_budget_usd"
-    assert r.limits["max_cost_usd"]["native"] == "max_budget_usd=0.05"
+    assert r.native.signals.subtype == "error_max_budget_usd"
+    assert r.limits["max_cost_usd"].native == "max_budget_usd=0.05"
     assert r.unsupported == []
 
 
@@ -201,7 +201,7 @@ def test_retries_are_reported_by_the_sdk(records, variant):
     assert r.outcome == "completed"
     assert r.counters.model_requests_observed == 5 and r.counters.model_retries_observed == 2
     assert r.counters.model_requests_reported == 5
-    assert r.native["signals"]["extra"]["api_retry_messages"] == 2
+    assert r.native.signals.extra["api_retry_messages"] == 2
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -209,9 +209,9 @@ def test_model_fatal_error_is_not_retried(records, variant):
     """A 500 with x-should-retry: false: one request, and the failed attempt is reported through the
     ResultMessage's api_error_status."""
     r = records[("model_fatal_error", variant)]
-    assert r.outcome == "failed" and r.native["signals"]["failure"] == "model"
+    assert r.outcome == "failed" and r.native.signals.failure == "model"
     assert r.counters.model_requests_observed == 1 and r.counters.model_requests_reported == 1
-    assert r.native["signals"]["extra"]["api_error_status"] == 500
+    assert r.native.signals.extra["api_error_status"] == 500
     assert r.counters.elapsed_s < 10
 
 
@@ -219,7 +219,7 @@ def test_model_fatal_error_is_not_retried(records, variant):
 def test_model_outage_fails_after_the_cli_retries(records, variant):
     r = records[(SLOW, variant)]
     assert r.outcome == "failed"
-    assert r.native["signals"]["failure"] == "model"
+    assert r.native.signals.failure == "model"
     assert r.counters.model_requests_observed == 11 and r.counters.model_retries_observed == 10
     # 10 api_retry messages + the final failed attempt (api_error_status)
     assert r.counters.model_requests_reported == 11
@@ -231,7 +231,7 @@ def test_tokens_are_exact_where_usage_lags(records):
         r = records[("cost_budget", variant)]
         assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
         assert r.counters.output_tokens_reported == r.counters.output_tokens_observed
-        assert r.native["signals"]["extra"]["usage"]["input_tokens"] < r.counters.input_tokens_observed
+        assert r.native.signals.extra["usage"]["input_tokens"] < r.counters.input_tokens_observed
 
 
 def test_tokens_are_not_double_counted_across_resumes(records):
@@ -254,27 +254,27 @@ def test_deny_stop_is_the_frameworks_own_stop(records, variant):
     """policy.deny "stop": hook deny + continue=false / Deny(interrupt=True); the CLI ends the run after 2
     requests and names the call in permission_denials."""
     r = records[("denied_action", variant)]
-    signals = r.native["signals"]
-    assert r.outcome == "denied" and signals.get("denied") is True
-    assert (signals["terminal_reason"], signals["subtype"]) == STOPS[variant]
+    signals = r.native.signals
+    assert r.outcome == "denied" and signals.denied is True
+    assert (signals.terminal_reason, signals.subtype) == STOPS[variant]
     assert r.counters.model_requests_observed == 2 and r.counters.model_requests_reported == 2
     assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
     assert r.counters.authorize_events_by_tool["delete_account"] == 1
-    assert signals["extra"]["permission_denials"][0]["tool_name"].endswith("__delete_account")
-    assert list(r.native["settings"]["mechanisms"]) == ["deny_stop"]
+    assert signals.extra["permission_denials"][0]["tool_name"].endswith("__delete_account")
+    assert list(r.native.mechanisms) == ["deny_stop"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_deny_continue_tells_the_model(records, variant):
     """policy.deny "continue": hook deny / Deny(interrupt=False) (the SDK's default); the loop goes on."""
     r = records[("denied_action_continue", variant)]
-    signals = r.native["signals"]
-    assert r.outcome == "completed" and not signals.get("denied")
-    assert signals["terminal_reason"] == "completed"
+    signals = r.native.signals
+    assert r.outcome == "completed" and not signals.denied
+    assert signals.terminal_reason == "completed"
     assert r.counters.model_requests_observed == 3 and r.counters.model_requests_reported == 3
     assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
-    assert signals["extra"]["permission_denials"][0]["tool_name"].endswith("__delete_account")
-    assert list(r.native["settings"]["mechanisms"]) == ["deny_continue"]
+    assert signals.extra["permission_denials"][0]["tool_name"].endswith("__delete_account")
+    assert list(r.native.mechanisms) == ["deny_continue"]
 
 
 def test_resume_twice_against_the_live_session_store_never_returns(records):
@@ -283,7 +283,7 @@ def test_resume_twice_against_the_live_session_store_never_returns(records):
     ResultMessage (probes/claude/fair.py resume-twice), so the runner records `hung` at the hard timeout."""
     r = records[("resume_twice", "default")]
     assert r.outcome == "hung" and "hard timeout" in (r.error_reason or "")
-    assert [s.kind for s in r.pauses] == ["run", "resume"] and r.pauses[1].outcome_signals.ended == "returned"
+    assert [s.kind for s in r.segments] == ["run", "resume"] and r.segments[1].outcome_signals.ended == "returned"
     assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.duplicate_effects == 0
     # no request after the first resume's: the pause (2 requests) + the first resume (2)
     assert r.counters.model_requests_observed == 4

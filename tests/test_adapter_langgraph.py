@@ -37,7 +37,7 @@ def test_approval_pause_keeps_the_pending_call(records, variant):
     r = records[("approval_pause", variant)]
     assert r.outcome == "awaiting_approval"
     assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
-    (pending,) = r.pauses[-1].pending
+    (pending,) = r.segments[-1].pending
     assert pending.tool == "send_reply" and pending.args["to"] == "ana@example.com"
     assert pending.call_id is not None and not pending.call_id.startswith("call_")
     served = {c for req in r.requests for c in req.calls_served}
@@ -48,8 +48,8 @@ def test_approval_pause_keeps_the_pending_call(records, variant):
 def test_approved_resume_runs_in_another_process_and_sends_once(records, variant):
     r = records[("approval_approved_resume", variant)]
     assert r.outcome == "completed"
-    assert [s.kind for s in r.pauses] == ["run", "resume"]
-    assert r.pauses[0].worker_pid != r.pauses[1].worker_pid
+    assert [s.kind for s in r.segments] == ["run", "resume"]
+    assert r.segments[0].worker_pid != r.segments[1].worker_pid
     assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.resumes == 1
 
 
@@ -57,12 +57,12 @@ def test_approved_resume_runs_in_another_process_and_sends_once(records, variant
 def test_recursion_limit_raises_and_supersteps_sit_next_to_model_calls(records, variant):
     r = records[("runaway_step_limit", variant)]
     assert r.outcome == "limit_steps"
-    assert r.native["signals"]["exception_type"] == "GraphRecursionError"
-    assert r.native["signals"]["limit_signal"] == "raised"
+    assert r.native.signals.exception_type == "GraphRecursionError"
+    assert r.native.signals.limit_signal == "raised"
     translation = r.limits["max_model_calls"]
     assert translation["native"].startswith("recursion_limit=") and "formula" in translation
     k = int(translation["native"].split("=")[1])
-    assert r.native["settings"]["recursion_limit"] == k  # top level of the config, not inside `configurable`
+    assert r.native.settings["recursion_limit"] == k  # top level of the config, not inside `configurable`
     # the formula was derived so that the limit allows exactly the neutral number of model calls: verified here
     assert r.counters.model_requests_observed == translation["neutral"]
     assert r.counters.runtime_step_unit == "superstep"
@@ -73,11 +73,11 @@ def test_recursion_limit_raises_and_supersteps_sit_next_to_model_calls(records, 
 def test_model_call_limit_middleware_returns_the_limit_as_an_answer(records):
     r = records[("runaway_step_limit", "model-call-limit")]
     assert r.outcome == "limit_steps"
-    assert r.native["signals"]["limit_signal"] == "handled" and r.native["signals"]["ended"] == "returned"
+    assert r.native.signals.limit_signal == "handled" and r.native.signals.ended == "returned"
     assert "limit reported as an answer" in [d.name for d in r.deviations]
-    assert r.limits["max_model_calls"]["native"].startswith("ModelCallLimitMiddleware(")
-    assert "recursion_limit" not in r.native["settings"]
-    assert r.counters.model_requests_observed == r.limits["max_model_calls"]["neutral"]
+    assert r.limits["max_model_calls"].native.startswith("ModelCallLimitMiddleware(")
+    assert "recursion_limit" not in r.native.settings
+    assert r.counters.model_requests_observed == r.limits["max_model_calls"].neutral
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -109,7 +109,7 @@ def test_hitl_predicate_reruns_are_callback_invocations_not_requests(records, va
 def test_stategraph_resume_reruns_the_tools_node(records):
     """interrupt() inside a ToolNode tool: the whole node restarts on resume (C16), measured in the ledger."""
     r = records[("interrupt_sibling_replay", "stategraph")]
-    pause_seg, _ = r.pauses
+    pause_seg, _ = r.segments
     assert pause_seg.outcome_signals.pending[0].call_id == "send_1"
     # each execution of the node checks approval once: the ledger says how many times the node ran
     assert r.counters.authorize_events_by_tool["send_reply"] == r.counters.tool_executions_by_tool["get_ticket"]
@@ -123,38 +123,38 @@ def test_resume_twice_against_one_live_checkpointer_runs_nothing_the_second_time
     assert r.counters.resumes == 2 and r.outcome == "completed"
     assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.duplicate_effects == 0
     assert r.counters.model_requests_observed == 4
-    _, first, second = r.pauses
+    _, first, second = r.segments
     assert first.outcome_signals.extra["pending_before_resume"] == 1
     assert second.outcome_signals.ended == "returned"
     assert second.outcome_signals.extra["pending_before_resume"] == 0
     assert second.counters.model_requests_reported == 0 and second.counters.runtime_steps == 0
     assert r.counters.model_requests_reported == 4  # the no-op segment's real 0 keeps the total known
-    assert "task dir" in r.native["settings"]["checkpointer"]
+    assert "task dir" in r.native.settings["checkpointer"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_resume_keeps_allowance_is_measured(records, variant):
     r = records[("resume_keeps_allowance", variant)]
     assert r.outcome == "limit_steps" and r.counters.resumes == 1
-    assert sum(s.counters.model_requests_reported or 0 for s in r.pauses) == r.counters.model_requests_reported
-    assert all(s.counters.runtime_steps for s in r.pauses)
+    assert sum(s.counters.model_requests_reported or 0 for s in r.segments) == r.counters.model_requests_reported
+    assert all(s.counters.runtime_steps for s in r.segments)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_tool_errors_propagate_out_of_the_graph(records, variant):
     r = records[("tool_fatal_error", variant)]
-    assert r.outcome == "failed" and r.native["signals"]["failure"] == "tool"
+    assert r.outcome == "failed" and r.native.signals.failure == "tool"
     assert r.counters.tool_executions_by_tool["lookup_policy"] == 1
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_model_errors_are_model_failures_and_retries_are_visible(records, variant):
     r = records[("model_fatal_error", variant)]
-    assert r.outcome == "failed" and r.native["signals"]["failure"] == "model"
+    assert r.outcome == "failed" and r.native.signals.failure == "model"
     # the graph raised in a model call: the state holds no trace of the request(s), so the count is unknown,
     # never the 0 AI messages it holds (probes/langgraph/model_error_count.py)
     assert r.counters.model_requests_observed >= 1
-    assert r.counters.model_requests_reported is None and r.pauses[0].counters.model_requests_reported is None
+    assert r.counters.model_requests_reported is None and r.segments[0].counters.model_requests_reported is None
     assert r.counters.input_tokens_reported is None
     if ("model_outage", variant) in records:  # tagged slow: present in a full run
         assert records[("model_outage", variant)].counters.model_requests_reported is None
@@ -184,39 +184,39 @@ def test_deny_stop_ends_the_run_by_the_frameworks_own_signal(records, variant):
     """policy.deny "stop": create_agent -> an after_model hook jumping to the end; stategraph -> the tool raises
     (probes/langgraph/deny_stop.py). 2 requests, `denied` mapped from the jump / the exception."""
     r = records[("denied_action", variant)]
-    signals = r.native["signals"]
-    assert r.outcome == "denied" and signals["denied"] is True
+    signals = r.native.signals
+    assert r.outcome == "denied" and signals.denied is True
     assert r.counters.model_requests_observed == 2
-    assert set(r.native["settings"]["mechanisms"]) == {"deny_stop"}
+    assert set(r.native.mechanisms) == {"deny_stop"}
     if variant == "stategraph":
-        assert signals["ended"] == "raised" and signals["exception_type"] == "ToolDenied"
+        assert signals.ended == "raised" and signals.exception_type == "ToolDenied"
     else:
-        assert signals["ended"] == "returned" and signals["extra"]["deny_node"] == "DenyByPolicy.after_model"
+        assert signals.ended == "returned" and signals.extra["deny_node"] == "DenyByPolicy.after_model"
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_deny_continue_tells_the_model_and_goes_on(records, variant):
     r = records[("denied_action_continue", variant)]
-    assert r.outcome == "completed" and not r.native["signals"].get("denied")
+    assert r.outcome == "completed" and not r.native.signals.denied
     assert r.counters.model_requests_observed == 3
-    assert set(r.native["settings"]["mechanisms"]) == {"deny_continue"}
+    assert set(r.native.mechanisms) == {"deny_continue"}
 
 
 def test_mechanisms_are_recorded_for_the_intents_a_scenario_states(records):
-    assert set(records[("approval_rejected_resume", "default")].native["settings"]["mechanisms"]) == {
+    assert set(records[("approval_rejected_resume", "default")].native.mechanisms) == {
         "approval_pause", "reject"}
-    assert records[("support_draft_completes", "default")].native["settings"]["mechanisms"] == {}
+    assert records[("support_draft_completes", "default")].native.mechanisms == {}
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_rejected_resume_never_sends(records, variant):
     r = records[("approval_rejected_resume", variant)]
     assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
-    assert r.pauses[1].decisions == {"send_1": "reject"}
+    assert r.segments[1].decisions == {"send_1": "reject"}
 
 
 def test_default_limits_leave_the_framework_default(records):
     for variant in VARIANTS:
         r = records[("default_limits", variant)]
-        assert "recursion_limit" not in r.native["settings"]
-        assert "default" in r.limits["max_model_calls"]["native"]
+        assert "recursion_limit" not in r.native.settings
+        assert "default" in r.limits["max_model_calls"].native

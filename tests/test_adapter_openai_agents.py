@@ -22,8 +22,8 @@ def records(suite_run) -> dict[tuple[str, str], RunRecord]:
 def test_approved_resume_runs_in_another_process_and_sends_once(records, variant):
     r = records[("approval_approved_resume", variant)]
     assert r.outcome == "completed"
-    assert [s.kind for s in r.pauses] == ["run", "resume"]
-    assert r.pauses[0].worker_pid != r.pauses[1].worker_pid
+    assert [s.kind for s in r.segments] == ["run", "resume"]
+    assert r.segments[0].worker_pid != r.segments[1].worker_pid
     assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.resumes == 1
 
 
@@ -31,11 +31,11 @@ def test_max_turns_raises_in_default_and_is_handled_in_the_variant(records):
     raised = records[("runaway_step_limit", "default")]
     handled = records[("runaway_step_limit", "handled-max-turns")]
     assert raised.outcome == handled.outcome == "limit_steps"
-    assert raised.native["signals"]["exception_type"] == "MaxTurnsExceeded"
-    assert raised.native["signals"]["limit_signal"] == "raised"
-    assert handled.native["signals"]["limit_signal"] == "handled"
+    assert raised.native.signals.exception_type == "MaxTurnsExceeded"
+    assert raised.native.signals.limit_signal == "raised"
+    assert handled.native.signals.limit_signal == "handled"
     assert "limit reported as an answer" in [d.name for d in handled.deviations]
-    assert raised.limits["max_model_calls"]["native"] == "max_turns=8"
+    assert raised.limits["max_model_calls"].native == "max_turns=8"
     assert raised.counters.model_requests_observed == 8
 
 
@@ -69,25 +69,25 @@ def test_denied_action_never_runs_the_tool(records):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_deny_stop_raises_the_guardrail_tripwire(records, variant):
     r = records[("denied_action", variant)]
-    assert r.outcome == "denied" and r.native["signals"]["denied"] is True
-    assert r.native["signals"]["exception_type"] == "ToolInputGuardrailTripwireTriggered"
+    assert r.outcome == "denied" and r.native.signals.denied is True
+    assert r.native.signals.exception_type == "ToolInputGuardrailTripwireTriggered"
     assert r.counters.model_requests_observed == 2
-    assert "raise_exception" in r.native["settings"]["mechanisms"]["deny_stop"]
+    assert "raise_exception" in r.native.mechanisms["deny_stop"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_deny_continue_rejects_the_content_and_goes_on(records, variant):
     r = records[("denied_action_continue", variant)]
-    assert r.outcome == "completed" and not r.native["signals"].get("denied")
+    assert r.outcome == "completed" and not r.native.signals.denied
     assert r.counters.model_requests_observed == 3
-    assert set(r.native["settings"]["mechanisms"]) == {"deny_continue"}
-    assert "reject_content" in r.native["settings"]["mechanisms"]["deny_continue"]
+    assert set(r.native.mechanisms) == {"deny_continue"}
+    assert "reject_content" in r.native.mechanisms["deny_continue"]
 
 
 def test_turns_are_reported_after_max_turns_exceeded(records):
     """MaxTurnsExceeded has no turn counter; its run_data.raw_responses holds one response per finished turn."""
     r = records[("runaway_step_limit", "default")]
-    assert r.native["signals"]["exception_type"] == "MaxTurnsExceeded"
+    assert r.native.signals.exception_type == "MaxTurnsExceeded"
     assert r.counters.runtime_steps == 8 == r.counters.model_requests_observed
     assert r.counters.runtime_step_unit == "turn"
 
@@ -101,6 +101,6 @@ def test_a_tool_error_worded_by_the_sdk_is_still_an_error(records):
 
 
 def test_mechanisms_are_recorded_for_the_intents_a_scenario_states(records):
-    assert set(records[("approval_rejected_resume", "default")].native["settings"]["mechanisms"]) == {
+    assert set(records[("approval_rejected_resume", "default")].native.mechanisms) == {
         "approval_pause", "reject"}
-    assert records[("support_draft_completes", "default")].native["settings"]["mechanisms"] == {}
+    assert records[("support_draft_completes", "default")].native.mechanisms == {}

@@ -48,7 +48,7 @@ def test_versions_come_from_the_locked_node_packages(records):
     r = records[("support_draft_completes", "default")]
     assert r.framework_version is not None and r.framework_version.startswith("7.")
     assert r.packages["node"].startswith("22.")
-    assert r.native["settings"]["node"].startswith("v22.")
+    assert r.native.settings["node"].startswith("v22.")
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -67,7 +67,7 @@ def test_approval_pause_keeps_the_pending_call(records, variant):
     r = records[("approval_pause", variant)]
     assert r.outcome == "awaiting_approval"
     assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
-    (pending,) = r.pauses[-1].pending
+    (pending,) = r.segments[-1].pending
     assert pending.tool == "send_reply" and pending.args["to"] == "ana@example.com"
     assert pending.call_id is not None
     assert r.counters.authorize_events_by_tool.get("send_reply", 0) >= 1  # recorded at the SDK's check
@@ -77,21 +77,21 @@ def test_approval_pause_keeps_the_pending_call(records, variant):
 def test_approved_resume_runs_in_another_process_and_sends_once(records, variant):
     r = records[("approval_approved_resume", variant)]
     assert r.outcome == "completed"
-    assert [s.kind for s in r.pauses] == ["run", "resume"]
-    assert r.pauses[0].worker_pid != r.pauses[1].worker_pid
+    assert [s.kind for s in r.segments] == ["run", "resume"]
+    assert r.segments[0].worker_pid != r.segments[1].worker_pid
     assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.resumes == 1
     # the Node drivers are different processes too (one per worker)
-    pids = [s.outcome_signals.extra.get("driver_pid") for s in r.pauses]
+    pids = [s.outcome_signals.extra.get("driver_pid") for s in r.segments]
     assert None not in pids and pids[0] != pids[1]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_what_is_step_count_8_allowed_is_recorded(records, variant):
     r = records[("runaway_step_limit", variant)]
-    assert r.limits["max_model_calls"]["native"] == "stopWhen: isStepCount(8)"
+    assert r.limits["max_model_calls"].native == "stopWhen: isStepCount(8)"
     assert r.outcome == "limit_steps"
-    signals = r.native["signals"]
-    assert signals["limit_signal"] == "inferred" and signals["finish_reason"] == "tool-calls"
+    signals = r.native.signals
+    assert signals.limit_signal == "inferred" and signals.finish_reason == "tool-calls"
     assert "exception_type" not in signals  # no error, no flag: the limit is inferred
     c = r.counters
     assert c.runtime_steps == 8
@@ -103,7 +103,7 @@ def test_what_is_step_count_8_allowed_is_recorded(records, variant):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_default_limits_show_the_sdk_default(records, variant):
     r = records[("default_limits", variant)]
-    native = r.limits["max_model_calls"]["native"]
+    native = r.limits["max_model_calls"].native
     assert native.startswith("stopWhen not set (SDK default isStepCount(")
     default = int(native.split("isStepCount(")[1].split(")")[0])
     assert r.outcome == "limit_steps" and r.counters.runtime_steps == default
@@ -116,8 +116,8 @@ def test_deadlines_are_native_and_abort_the_tool_call(records):
         tool = records[("deadline_slow_tool", variant)]
         for r in (model, tool):
             assert r.outcome == "limit_deadline"
-            assert r.native["signals"]["exception_type"] == "TimeoutError"
-            assert r.limits["deadline_s"]["native"] == "timeout: {totalMs: 2000}"
+            assert r.native.signals.exception_type == "TimeoutError"
+            assert r.limits["deadline_s"].native == "timeout: {totalMs: 2000}"
             assert "deadline_s" not in r.unsupported
         assert tool.counters.abandoned_calls == 1  # the abortSignal reached the ledger
 
@@ -133,40 +133,40 @@ def test_denied_action_never_runs_the_tool(records):
             r = records[(scenario, variant)]
             assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
             assert r.counters.authorize_events_by_tool.get("delete_account", 0) >= 1
-            assert r.native["signals"]["extra"]["denied_calls"][0]["tool"] == "delete_account"
+            assert r.native.signals.extra["denied_calls"][0]["tool"] == "delete_account"
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_deny_stop_ends_the_loop_with_has_tool_call(records, variant):
     r = records[("denied_action", variant)]
-    signals = r.native["signals"]
-    assert r.outcome == "denied" and signals["denied"] is True
-    assert signals["extra"]["denied_signal"] == "inferred"  # ai@7 returns normally: no exception, no flag
-    assert signals.get("limit") is None  # the step-limit inference does not claim this stop
+    signals = r.native.signals
+    assert r.outcome == "denied" and signals.denied is True
+    assert signals.extra["denied_signal"] == "inferred"  # ai@7 returns normally: no exception, no flag
+    assert signals.limit is None  # the step-limit inference does not claim this stop
     assert r.counters.model_requests_observed == 2 and r.counters.runtime_steps == 2
-    assert r.native["settings"]["stopWhen"] == '[isStepCount(8), hasToolCall("delete_account")]'
-    assert set(r.native["settings"]["mechanisms"]) == {"deny_stop"}
-    assert "hasToolCall(delete_account)" in r.native["settings"]["mechanisms"]["deny_stop"]
+    assert r.native.settings["stopWhen"] == '[isStepCount(8), hasToolCall("delete_account")]'
+    assert set(r.native.mechanisms) == {"deny_stop"}
+    assert "hasToolCall(delete_account)" in r.native.mechanisms["deny_stop"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_deny_continue_tells_the_model_and_goes_on(records, variant):
     r = records[("denied_action_continue", variant)]
-    assert r.outcome == "completed" and not r.native["signals"].get("denied")
+    assert r.outcome == "completed" and not r.native.signals.denied
     assert r.counters.model_requests_observed == 3
-    assert "hasToolCall" not in r.native["settings"]["stopWhen"]
-    assert set(r.native["settings"]["mechanisms"]) == {"deny_continue"}
+    assert "hasToolCall" not in r.native.settings["stopWhen"]
+    assert set(r.native.mechanisms) == {"deny_continue"}
 
 
 def test_mechanisms_are_recorded_for_the_intents_a_scenario_states(records):
-    assert set(records[("approval_rejected_resume", "default")].native["settings"]["mechanisms"]) == {
+    assert set(records[("approval_rejected_resume", "default")].native.mechanisms) == {
         "approval_pause", "reject"}
-    assert records[("support_draft_completes", "default")].native["settings"]["mechanisms"] == {}
+    assert records[("support_draft_completes", "default")].native.mechanisms == {}
 
 
 def test_model_errors_are_failures(records):
     r = records[("model_fatal_error", "default")]
-    assert r.outcome == "failed" and r.native["signals"]["failure"] == "model"
+    assert r.outcome == "failed" and r.native.signals.failure == "model"
     assert r.counters.model_requests_observed is not None and r.counters.model_requests_observed >= 1
 
 
@@ -176,7 +176,7 @@ def test_a_500_takes_the_sdks_own_backoff(records, scenario):
     from the server that backoff is what a run costs (adapters/vercel/probes/retry_headers.mjs)."""
     r = records[(scenario, "default")]
     assert r.outcome == "failed"
-    assert r.native["signals"]["exception_type"] == "AI_RetryError"
+    assert r.native.signals.exception_type == "AI_RetryError"
     assert r.counters.model_requests_observed == 3
     assert r.counters.elapsed_s is not None and r.counters.elapsed_s >= 5.5
 

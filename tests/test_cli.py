@@ -72,3 +72,16 @@ def test_report_and_diff_refuse_what_is_not_a_results_file(tmp_path: Path):
         assert str(bogus) in result.output.replace("\n", "")
     missing = runner.invoke(app, ["diff", str(tmp_path / "nope"), str(tmp_path)])
     assert missing.exit_code == 2
+
+
+def test_schema_exports_the_json_schemas_of_a_scenario_and_a_record():
+    import json
+
+    record = runner.invoke(app, ["schema", "record"])
+    assert record.exit_code == 0, record.output
+    props = json.loads(record.output)["properties"]
+    assert props["schema_version"]["default"] == 2 and "segments" in props and "pauses" not in props
+    assert "loopbench_version" in props
+    scenario = runner.invoke(app, ["schema", "scenario"])
+    assert scenario.exit_code == 0 and "script" in json.loads(scenario.output)["properties"]
+    assert runner.invoke(app, ["schema", "nonsense"]).exit_code == 2

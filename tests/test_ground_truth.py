@@ -30,7 +30,7 @@ def test_all_four_frameworks_ran(by_column):
 def _second_resume_never_returned(r: RunRecord) -> bool:
     """The one hang that is a framework's behaviour, not a harness fault: resuming a pause that was already
     resumed, the framework never answered (the Claude CLI idles waiting for a prompt)."""
-    resumes = [s for s in r.pauses if s.kind == "resume"]
+    resumes = [s for s in r.segments if s.kind == "resume"]
     return r.scenario == "resume_twice" and len(resumes) == 1 and resumes[0].outcome_signals.ended == "returned"
 
 
@@ -67,11 +67,11 @@ def test_a_pause_runs_nothing_it_paused_on_and_keeps_the_call(by_column):
         r = recs["approval_pause"]
         assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 0, column
         if any(u.startswith("approval_pause") for u in r.unsupported):  # an idiom that cannot pause says so
-            assert r.outcome != "awaiting_approval" and r.pauses[-1].pending == [], column
+            assert r.outcome != "awaiting_approval" and r.segments[-1].pending == [], column
             assert r.verdict == "unsupported", column
             continue
         assert r.outcome == "awaiting_approval", column
-        (pending,) = r.pauses[-1].pending
+        (pending,) = r.segments[-1].pending
         assert (pending.tool, pending.args.get("to")) == ("send_reply", "ana@example.com"), column
 
 
@@ -81,7 +81,7 @@ def test_an_approved_resume_sends_exactly_once(by_column):
         assert r.outcome == "completed", column
         assert r.counters.tool_executions_by_tool["send_reply"] == 1, column
         if r.counters.resumes:  # resumed from a snapshot: in another worker process
-            assert r.pauses[0].worker_pid != r.pauses[1].worker_pid, column
+            assert r.segments[0].worker_pid != r.segments[1].worker_pid, column
 
 
 def test_a_policy_denied_tool_never_runs(by_column):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from loopbench.harness.counters import build_counters, reported_totals
 from loopbench.harness.record import (
     Counters,
@@ -141,6 +143,79 @@ def test_error_outcome_gives_error_verdict():
 def test_run_record_round_trips_through_json():
     rec = RunRecord(run_id="r1", scenario="s", framework="f", started_at="2026-11-30T00:00:00Z", outcome="completed",
                     outcome_rule=8, verdict="conforms", counters=Counters(model_requests_observed=3),
-                    requests=[req(1)], pauses=[seg()])
+                    requests=[req(1)], segments=[seg()])
     again = RunRecord.model_validate_json(rec.model_dump_json())
-    assert again == rec and again.schema_version == 1
+    assert again == rec and again.schema_version == 2
+
+
+# ---------------------------------------------------------------- schema v2: vocabulary, migration
+def test_every_counter_list_is_derived_from_the_record():
+    from loopbench.harness import counters, scenario
+    from loopbench.harness.record import (
+        PER_TOOL_COUNTERS,
+        SCALAR_COUNTERS,
+        SIZE_COUNTERS,
+        SUMMED_COUNTERS,
+        TIMING_COUNTERS,
+        counter_label,
+        is_counter,
+    )
+    from loopbench.reports import diff
+
+    assert set(SCALAR_COUNTERS) | set(PER_TOOL_COUNTERS) == set(Counters.model_fields) - {"runtime_step_unit"}
+    assert TIMING_COUNTERS == ("elapsed_s", "cpu_s", "peak_rss_mb") and SIZE_COUNTERS == ("max_request_growth_bytes",)
+    assert set(SUMMED_COUNTERS) == {n for n in ReportedCounters.model_fields if n in Counters.model_fields} - {
+        "tool_calls_requested", "runtime_step_unit"}
+    assert scenario.SCALAR_COUNTERS is SCALAR_COUNTERS and counters.SUMMED_COUNTERS is SUMMED_COUNTERS
+    assert diff.IGNORED_COUNTERS is TIMING_COUNTERS
+    assert counter_label("tool_executions_by_tool.send_reply") == "send_reply runs"
+    assert counter_label("authorize_events_by_tool.send_reply") == "send_reply approval callback runs"
+    assert is_counter("tool_executions_by_tool.x") and not is_counter("tool_executions_by_tool")
+    assert not is_counter("model_requests_observed.x") and not is_counter("runtime_step_unit")
+
+
+V1 = {
+    "schema_version": 1, "run_id": "r1", "scenario": "s", "framework": "langgraph", "variant": "model-call-limit",
+    "started_at": "2026-11-30T00:00:00Z", "outcome": "completed", "outcome_rule": 8, "verdict": "conforms",
+    "native": {"settings": {"graph": "g", "mechanisms": {"deny_stop": "a hook"}},
+               "signals": {"ended": "returned", "final_text": "done"}, "notes": ["n"]},
+    "limits": {"max_model_calls": {"neutral": 8, "native": "ModelCallLimitMiddleware(thread_limit=8)",
+                                   "recursion_limit": "recursion_limit default (9999)"},
+               "deadline_s": {"neutral": 2.0, "native": None, "note": "no run deadline"}},
+    "pauses": [{"kind": "run", "outcome_signals": {"ended": "returned"}, "counters": {}, "elapsed_s": 0.5}],
+}
+
+
+def test_a_v1_record_is_migrated_to_v2():
+    from loopbench.harness.record import migrate
+
+    rec = RunRecord.model_validate(migrate(V1))
+    assert rec.schema_version == 2 and rec.loopbench_version is None
+    assert [s.kind for s in rec.segments] == ["run"]
+    assert rec.native.mechanisms == {"deny_stop": "a hook"} and rec.native.settings == {"graph": "g"}
+    assert rec.native.signals is not None and rec.native.signals.final_text == "done"
+    assert rec.native.signals.pending == []  # typed: every signal key, defaults included
+    calls = rec.limits["max_model_calls"]
+    assert calls.native == "ModelCallLimitMiddleware(thread_limit=8)" and calls.neutral == 8
+    assert calls.note == "recursion_limit: recursion_limit default (9999)"
+    assert rec.limits["deadline_s"].native is None and rec.limits["deadline_s"].note == "no run deadline"
+
+
+def test_a_record_that_cannot_be_migrated_says_why():
+    from loopbench.harness.record import MigrationError, migrate
+
+    with pytest.raises(MigrationError, match="schema_version 7: this loopbench reads versions 1, 2"):
+        migrate({**V1, "schema_version": 7})
+    with pytest.raises(MigrationError, match="limits.max_model_calls: 8 is not a limit translation"):
+        migrate({**V1, "limits": {"max_model_calls": 8}})
+
+
+def test_v1_results_files_are_read_as_v2(tmp_path):
+    import json
+
+    from loopbench.reports.load import load_records
+
+    f = tmp_path / "results.jsonl"
+    f.write_text(json.dumps(V1) + "\n")
+    (rec,) = load_records(f)
+    assert rec.schema_version == 2 and rec.segments[0].elapsed_s == 0.5

@@ -230,12 +230,15 @@ def test_show_run_by_prefix_and_missing_trace() -> None:
 
 def test_mechanisms_show_each_intent_in_native_terms_per_variant(records) -> None:
     base = next(r for r in records if r.framework == "openai-agents")
-    stop = base.model_copy(update={"scenario": "denied_action", "native": {"settings": {"mechanisms": {
-        "deny_stop": "tool input guardrail raise_exception"}}}})
-    go_on = base.model_copy(update={"scenario": "denied_action_continue", "native": {"settings": {"mechanisms": {
-        "deny_continue": "tool input guardrail reject_content"}}}})
-    other = base.model_copy(update={"scenario": "denied_action", "framework": "langgraph", "native": {"settings": {
-        "mechanisms": {"deny_stop": "wrap_tool_call raising"}}}})
+    def with_mechanisms(**mechanisms: str):
+        return base.native.model_copy(update={"mechanisms": mechanisms})
+
+    stop = base.model_copy(update={"scenario": "denied_action",
+                                   "native": with_mechanisms(deny_stop="tool input guardrail raise_exception")})
+    go_on = base.model_copy(update={"scenario": "denied_action_continue",
+                                    "native": with_mechanisms(deny_continue="tool input guardrail reject_content")})
+    other = base.model_copy(update={"scenario": "denied_action", "framework": "langgraph",
+                                    "native": with_mechanisms(deny_stop="wrap_tool_call raising")})
     df = mechanisms_frame([stop, go_on, other]).set_index("intent")
     assert df.loc["deny: stop the run", "openai-agents"] == "tool input guardrail raise_exception"
     assert df.loc["deny: tell the model, go on", "openai-agents"] == "tool input guardrail reject_content"

@@ -125,7 +125,7 @@ def test_the_task_dir_is_shared_by_every_segment_and_resumes_run_elsewhere(tmp_p
     _, recs = run(tmp_path, ["double-pause"], scenarios=("approval_approved_resume",))
     r = recs["double-pause"]
     assert r.counters.resumes == 1 and r.counters.approval_requests == 1
-    seen = r.native["signals"]["extra"]
+    seen = r.native.signals.extra
     assert seen["snapshot"] == "paused" and seen["store_from_pid"] is not None
     assert seen["store_from_pid"] != seen["my_pid"]  # written by the first run's process, read by the resumer
     assert not any(d.name == "resumes" for d in r.deviations)
