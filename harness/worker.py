@@ -4,25 +4,22 @@ Spoken over line-delimited JSON: the runner writes one job per line on stdin; th
 job on its protocol channel (the original stdout; everything the frameworks print goes to stderr instead).
 SDK imports are paid once per worker: adapter classes are cached. Each job gets a fresh adapter instance.
 
-Job:    {"op": "warm"|"run"|"resume", "framework", "variant", "scenario_file", "ctx": {...},
-         "snapshot": path, "decisions": {...}}
-Answer: {"ok": true, "segment": SegmentResult, "elapsed_s", "cpu_s", "peak_rss_mb", "pid"}
-        {"ok": false, "error": "<type>: <message>", "traceback": "..."}  (adapter or harness bug)
+Job: `messages.WorkerJob`; answer: `messages.WorkerAnswer` (`ok: false` with the error and its traceback for
+an adapter or harness bug: the worker stays alive).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import resource
 import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
 
 from loopbench.harness.adapter import Adapter, RunContext, adapter_class
+from loopbench.harness.messages import WorkerAnswer, WorkerJob
 from loopbench.harness.scenario import Scenario, load_scenarios
 
 _adapters: dict[str, type[Adapter]] = {}
@@ -55,31 +52,24 @@ def _adapter_class(framework: str) -> type[Adapter]:
     return _adapters[framework]
 
 
-def handle(job: dict[str, Any]) -> dict[str, Any]:
-    if job.get("op") == "warm":  # start-up and SDK imports, timed apart from any run
-        _adapter_class(job["framework"])
-        return {"ok": True, "pid": os.getpid()}
-    adapter = _adapter_class(job["framework"])(job.get("variant", "default"))
-    scenario = _scenario(job["scenario_file"])
-    raw_ctx = job["ctx"]
-    ctx = RunContext(**{**raw_ctx, "work_dir": Path(raw_ctx["work_dir"]),
-                        "snapshot_dir": Path(raw_ctx["snapshot_dir"]), "task_dir": Path(raw_ctx["task_dir"])})
-    ctx.task_dir.mkdir(parents=True, exist_ok=True)
-    ctx.work_dir.mkdir(parents=True, exist_ok=True)
-    ctx.snapshot_dir.mkdir(parents=True, exist_ok=True)
+def handle(job: WorkerJob) -> WorkerAnswer:
+    if job.op == "warm":  # start-up and SDK imports, timed apart from any run
+        _adapter_class(job.framework)
+        return WorkerAnswer(ok=True, pid=os.getpid())
+    assert job.ctx is not None and job.scenario_file is not None, f"a {job.op} job needs ctx and scenario_file"
+    adapter = _adapter_class(job.framework)(job.variant)
+    scenario = _scenario(job.scenario_file)
+    ctx = RunContext(**job.ctx.model_dump())
+    for d in (ctx.task_dir, ctx.work_dir, ctx.snapshot_dir):
+        d.mkdir(parents=True, exist_ok=True)
     cpu0, t0 = _cpu_s(), time.perf_counter()
-    if job["op"] == "run":
+    if job.op == "run":
         segment = _loop.run(adapter.run(scenario, ctx))
     else:
-        segment = _loop.run(adapter.resume(scenario, Path(job["snapshot"]), job.get("decisions", {}), ctx))
-    return {
-        "ok": True,
-        "segment": segment.model_dump(mode="json"),
-        "elapsed_s": time.perf_counter() - t0,
-        "cpu_s": _cpu_s() - cpu0,
-        "peak_rss_mb": _peak_rss_mb(),
-        "pid": os.getpid(),
-    }
+        assert job.snapshot is not None, "a resume job needs a snapshot"
+        segment = _loop.run(adapter.resume(scenario, job.snapshot, job.decisions, ctx))
+    return WorkerAnswer(ok=True, segment=segment, elapsed_s=time.perf_counter() - t0, cpu_s=_cpu_s() - cpu0,
+                        peak_rss_mb=_peak_rss_mb(), pid=os.getpid())
 
 
 def main() -> None:
@@ -92,12 +82,12 @@ def main() -> None:
         if not line.strip():
             continue
         try:
-            answer = handle(json.loads(line))
+            answer = handle(WorkerJob.model_validate_json(line))
         except BaseException as exc:  # an adapter or harness bug: report it, stay alive
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
-            answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
-        channel.write(json.dumps(answer) + "\n")
+            answer = WorkerAnswer(ok=False, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
+        channel.write(answer.model_dump_json() + "\n")
         channel.flush()
 
 

@@ -32,8 +32,11 @@ from typing import Any
 import httpx
 
 from loopbench.harness.adapter import adapter_class, resolve_selection
+from loopbench.harness.environment import environment
+from loopbench.harness.messages import JobContext, WorkerJob
 from loopbench.harness.model_server import ModelServer, running
-from loopbench.harness.runner import RunPlan, Suite, Worker, environment, run_suite
+from loopbench.harness.pool import Worker
+from loopbench.harness.runner import RunPlan, Suite, run_suite
 from loopbench.harness.scenario import Scenario, load_scenarios
 
 OVERHEAD_SCENARIO = "support_draft_completes"
@@ -100,14 +103,14 @@ def _bare_run(framework: str, variant: str, scenario: Scenario, suite: Suite, wo
     key = f"lb-{secrets.token_hex(8)}"
     suite.server.register_run(run_id, key, scenario)
     suite.ledger.register_run(run_id, scenario)
-    job = {"op": "run", "framework": framework, "variant": variant, "scenario_file": scenario.source,
-           "ctx": {"run_id": run_id, "api_key": key, "base_url": suite.base_url, "ledger_token": suite.token,
-                   "variant": variant, "work_dir": str(work / run_id / "work"),
-                   "snapshot_dir": str(work / run_id / "snap")}}
+    ctx = JobContext(run_id=run_id, api_key=key, base_url=suite.base_url, ledger_token=suite.token, variant=variant,
+                     work_dir=work / run_id / "work", snapshot_dir=work / run_id / "snap",
+                     task_dir=work / run_id / "state")
+    job = WorkerJob(op="run", framework=framework, variant=variant, scenario_file=scenario.source, ctx=ctx)
     answer = worker.request(job, 300)
-    if not answer.get("ok"):
-        raise RuntimeError(f"bare run of {framework} failed: {answer.get('error')}")
-    sample = Sample(answer["elapsed_s"], answer["cpu_s"], len(suite.server.requests(run_id)))
+    if not answer.ok:
+        raise RuntimeError(f"bare run of {framework} failed: {answer.error}")
+    sample = Sample(answer.elapsed_s, answer.cpu_s, len(suite.server.requests(run_id)))
     suite.server.unregister_run(run_id)
     suite.ledger.unregister_run(run_id)
     return sample

@@ -4,7 +4,8 @@ Rules:
 - a directory means `DIR/results.jsonl`; a file is read as it is;
 - every line must be one RunRecord of a schema version this loopbench reads (`harness.record.READABLE_VERSIONS`);
   an older one is migrated as it is read (`harness.record.migrate`: v1 `pauses` are v2 `segments`, ...);
-- a torn last line (a run still being written, or a killed writer) is skipped with a `ResultsWarning`;
+- a torn last line (a run still being written, or a killed writer: whatever follows the last newline, any
+  bytes) is skipped with a `ResultsWarning` — the one rule of `harness.results_store`, which writes the file;
 - anything else wrong raises `BadInput` (or `SchemaMismatch` for another schema version), naming the file,
   the line and what is wrong — a report is never built from a half-understood file.
 """
@@ -22,8 +23,8 @@ from pydantic import ValidationError
 
 from loopbench.harness.errors import BadInput, InputProblem, SchemaMismatch
 from loopbench.harness.record import READABLE_VERSIONS, MigrationError, RunRecord, migrate
+from loopbench.harness.results_store import RESULTS_NAME, read_lines
 
-RESULTS_NAME = "results.jsonl"
 # the keys that make a JSON object look like a RunRecord at all (anything else is "not a results file")
 _IDENTITY_KEYS = ("run_id", "scenario", "framework")
 
@@ -72,28 +73,23 @@ def _validation_problems(file: str, lineno: int, err: ValidationError, limit: in
     return out
 
 
-def parse_lines(lines: Iterable[str], file: str) -> Results:
-    """Parse the lines of a results file (see the module doc for the rules)."""
+def parse_lines(lines: Iterable[str], file: str, torn_warning: str | None = None) -> Results:
+    """Parse the complete lines of a results file (see the module doc for the rules); `torn_warning` says
+    what `harness.results_store.split_lines` cut off the end."""
     raw = list(lines)
-    # drop trailing blank lines; remember which line is the last one with content
-    while raw and not raw[-1].strip():
-        raw.pop()
     records: list[RunRecord] = []
     skipped: list[str] = []
+    if torn_warning is not None:
+        skipped.append(torn_warning)
+        warnings.warn(torn_warning, ResultsWarning, stacklevel=3)
     problems: list[InputProblem] = []
     mismatched: list[InputProblem] = []
     for i, line in enumerate(raw, start=1):
         if not line.strip():
             continue
-        last = i == len(raw)
         try:
             obj: Any = json.loads(line)
         except json.JSONDecodeError as exc:
-            if last and records:
-                msg = f"{file}: line {i}: torn last line skipped ({len(line.rstrip())} bytes, {exc.msg})"
-                skipped.append(msg)
-                warnings.warn(msg, ResultsWarning, stacklevel=3)
-                continue
             problems.append(InputProblem(file, f"line {i}", f"not a results file: not JSON ({exc.msg})"))
             break
         if not isinstance(obj, dict) or not all(k in obj for k in _IDENTITY_KEYS):
@@ -143,12 +139,13 @@ def load_results(path: Path | str) -> Results:
     """
     f = results_file(path)
     try:
-        text = f.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise BadInput([InputProblem(str(f), "", f"not a results file: not UTF-8 text ({exc.reason})")]) from exc
+        found = read_lines(f)
     except OSError as exc:
         raise BadInput([InputProblem(str(f), "", f"cannot read: {exc.strerror or exc}")]) from exc
-    res = parse_lines(text.split("\n"), str(f))
+    except BadInput as exc:
+        raise BadInput([InputProblem(p.file, p.field, f"not a results file: {p.reason}") for p in exc.problems]
+                       ) from None
+    res = parse_lines(found.lines, str(f), found.torn_warning(f))
     res.path = f
     return res
 

@@ -58,19 +58,19 @@ def test_records_are_appended_as_each_run_finishes(tmp_path):
     """A later hung run must not hold back an earlier record: with one slot, the quick run's line is on
     disk before the hung run is decided."""
     seen_before_hang_ended: list[int] = []
-    import loopbench.harness.runner as runner_mod
+    from loopbench.harness.results_store import ResultsStore
 
-    original = runner_mod.ResultsWriter.append
+    original = ResultsStore.append
 
     def spy(self, record):
         original(self, record)
         seen_before_hang_ended.append(len((tmp_path / "results.jsonl").read_text().splitlines()))
 
-    runner_mod.ResultsWriter.append = spy
+    ResultsStore.append = spy  # type: ignore[method-assign]
     try:
         run(tmp_path, ["double-onecall", "double-hang"], jobs=1, margin=1.0)
     finally:
-        runner_mod.ResultsWriter.append = original
+        ResultsStore.append = original  # type: ignore[method-assign]
     assert seen_before_hang_ended == [1, 2]
 
 

@@ -1,0 +1,110 @@
+"""Judging a business task: its ground truth and segments in, one RunRecord out. Pure: no processes, no I/O,
+so every rule (outcome, counters, deviations, verdict) is unit-testable from data alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopbench.harness.counters import build_counters
+from loopbench.harness.outcome import completion_holds, derive_outcome
+from loopbench.harness.record import (
+    AuxiliaryRequest,
+    Deviation,
+    LedgerEntry,
+    NativeRecord,
+    NativeSignals,
+    RequestLogEntry,
+    RunRecord,
+    Segment,
+    SegmentResult,
+    Violation,
+)
+from loopbench.harness.scenario import Scenario
+from loopbench.harness.verdict import compare, verdict_of
+
+
+@dataclass(frozen=True)
+class TaskIdentity:
+    run_id: str
+    scenario: Scenario
+    framework: str
+    variant: str
+    repetition: int
+    started_at: str
+    loopbench_version: str | None = None
+    framework_version: str | None = None
+    packages: dict[str, str] = field(default_factory=dict)
+    environment: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TaskEvidence:
+    """Everything observed of one task: what the adapter returned per segment, what the server and the ledger
+    saw, and how the harness ended it."""
+
+    segments: list[Segment]
+    results: list[SegmentResult]
+    requests: list[RequestLogEntry]
+    ledger: list[LedgerEntry]
+    capped: bool = False
+    violations: list[Violation] = field(default_factory=list)
+    auxiliary: list[AuxiliaryRequest] = field(default_factory=list)
+    harness_error: str | None = None  # loopbench or the adapter broke (rule 1)
+    hung_reason: str | None = None  # a segment passed its hard timeout (rule 2)
+    cpu_s: float = 0.0
+    peak_rss_mb: float | None = None
+
+
+@dataclass(frozen=True)
+class Judgement:
+    record: RunRecord
+    reason: str  # why the outcome rule applied, for the trace
+
+
+def judge(task: TaskIdentity, ev: TaskEvidence, trace: str | None = None) -> Judgement:
+    scenario = task.scenario
+    segments, results = ev.segments, ev.results
+    last: NativeSignals | None = segments[-1].outcome_signals if segments else None
+    hung = ev.hung_reason is not None
+    if hung and last is None:
+        last = NativeSignals(ended="raised")
+    evidence = completion_holds(scenario.completion, last.final_text if last else None, ev.ledger)
+    decision = derive_outcome(last, harness_error=ev.harness_error, hung=hung, capped=ev.capped, evidence=evidence)
+    counters = build_counters(
+        model_id=scenario.model.id, requests=ev.requests, ledger=ev.ledger, segments=segments,
+        elapsed_s=round(sum(s.elapsed_s for s in segments), 3) if segments else None,
+        cpu_s=round(ev.cpu_s, 3) if segments else None,
+        peak_rss_mb=round(ev.peak_rss_mb, 1) if ev.peak_rss_mb else None,
+    )
+    pending = segments[-1].pending if segments else []
+    deviations = compare(scenario.expect, decision.outcome, counters, pending, decision.notes)
+    resumed = counters.resumes or 0
+    if (resumed < len(scenario.resumes) and decision.outcome not in ("error", "hung")
+            and not any(d.name == "resumes" for d in deviations)):
+        # the scenario's resumes are part of its ideal: a framework that made no saved pause to resume
+        # could not be exercised on them (never counted as conforming)
+        deviations.append(Deviation(
+            name="resumes", ideal=len(scenario.resumes), observed=resumed,
+            note="no saved pause to resume from" if not any(s.outcome_signals.ended == "paused"
+                                                             for s in segments) else "",
+        ))
+    unsupported = sorted({u for r in results for u in r.unsupported})
+    native = NativeRecord(
+        signals=last, settings=results[0].settings if results else {},
+        mechanisms=results[0].mechanisms if results else {}, notes=[n for r in results for n in r.notes],
+        auxiliary_requests=ev.auxiliary,  # e.g. token counting: requests, not model calls
+    )
+    record = RunRecord(
+        run_id=task.run_id, scenario=scenario.id, framework=task.framework, variant=task.variant,
+        repetition=task.repetition, started_at=task.started_at, loopbench_version=task.loopbench_version,
+        framework_version=task.framework_version, packages=task.packages, environment=task.environment,
+        outcome=decision.outcome, outcome_rule=decision.rule,
+        error_reason=ev.harness_error or ev.hung_reason or (decision.reason if decision.outcome == "failed"
+                                                             else None),
+        native=native, limits=results[0].limits if results else {}, unsupported=unsupported,
+        counters=counters, segments=segments, requests=ev.requests, ledger=ev.ledger, violations=ev.violations,
+        verdict=verdict_of(decision.outcome, deviations, unsupported), deviations=deviations,
+        claims=scenario.claims, trace=trace,
+    )
+    return Judgement(record, decision.reason)

@@ -1,0 +1,134 @@
+"""The worker pool: warm worker processes, each in its own process group, spoken to with typed messages.
+
+A slot is a pair of workers for one framework at a time: runs go to the first, resumes to the second, so a
+resume always happens in another process. A worker that passes a job's timeout is killed with its process
+group (the framework's children die with it) and started again on the next job.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from loopbench.harness.errors import WorkerDied, WorkerHung
+from loopbench.harness.messages import WorkerAnswer, WorkerJob
+
+WARM_TIMEOUT_S = 180.0  # a worker's start-up and SDK imports, not counted in any run's timeout
+
+
+class Worker:
+    """One warm worker process (`python -m loopbench.harness.worker`) in its own process group."""
+
+    def __init__(self, log_path: Path, env: dict[str, str]):
+        self.log_path = log_path
+        self.env = env
+        self.proc: subprocess.Popen[str] | None = None
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._warm: set[str] = set()
+
+    def _start(self) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "a")  # noqa: SIM115 - owned by the process
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "loopbench.harness.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=log, text=True, start_new_session=True, env=self.env,
+        )
+        log.close()
+        self._lines = queue.Queue()
+        self._warm = set()
+        threading.Thread(target=self._pump, args=(self.proc, self._lines), daemon=True).start()
+
+    @staticmethod
+    def _pump(proc: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)  # EOF: the worker died
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def request(self, job: WorkerJob, timeout_s: float) -> WorkerAnswer:
+        """Send one job and wait for its answer. Raises WorkerHung (the worker is killed) or WorkerDied."""
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        if job.op != "warm" and job.framework not in self._warm:
+            answer = self.request(WorkerJob(op="warm", framework=job.framework), WARM_TIMEOUT_S)
+            if not answer.ok:
+                return answer
+            self._warm.add(job.framework)
+        assert self.proc is not None and self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(job.model_dump_json() + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            self.kill()
+            raise WorkerDied(f"worker stdin closed: {exc}") from None
+        try:
+            line = self._lines.get(timeout=timeout_s)
+        except queue.Empty:
+            self.kill()
+            raise WorkerHung(f"no answer within the hard timeout of {timeout_s:.0f} s") from None
+        if line is None:
+            code = self.proc.wait()
+            self.proc = None
+            raise WorkerDied(f"worker process exited with code {code} (see {self.log_path})")
+        return WorkerAnswer.model_validate_json(line)
+
+    def kill(self) -> None:
+        """Kill the worker and every process of its group (framework children: the Claude CLI, Node)."""
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+        self.proc = None
+
+    def close(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except (subprocess.TimeoutExpired, OSError):
+            pass
+        self.kill()
+
+
+class Slot:
+    """One place to run a task: a pair of warm workers for one framework at a time — runs go to the first,
+    resumes to the second (another process). A worker only ever hosts one framework, so its CPU time and peak
+    memory are that framework's, and no SDK shares a process with another."""
+
+    def __init__(self, index: int, log_dir: Path, env: dict[str, str]):
+        self.index, self.log_dir, self.env = index, log_dir, env
+        self.framework: str | None = None
+        self.runner: Worker | None = None
+        self.resumer: Worker | None = None
+
+    def workers(self, framework: str) -> tuple[Worker, Worker]:
+        if framework != self.framework or self.runner is None or self.resumer is None:
+            self.close()
+            self.framework = framework
+            self.runner = Worker(self.log_dir / f"slot{self.index}-{framework}-run.log", self.env)
+            self.resumer = Worker(self.log_dir / f"slot{self.index}-{framework}-resume.log", self.env)
+        return self.runner, self.resumer
+
+    def kill(self) -> None:
+        for worker in (self.runner, self.resumer):
+            if worker is not None:
+                worker.kill()
+
+    def close(self) -> None:
+        for worker in (self.runner, self.resumer):
+            if worker is not None:
+                worker.close()

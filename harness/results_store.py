@@ -1,0 +1,88 @@
+"""The results file: the one module that writes and reads `results.jsonl` line by line.
+
+One record per line, appended complete and fsynced as each task finishes, so a crash or a kill loses no
+finished run. The torn-line rule, the same for every reader: a line is complete when it ends with a newline;
+whatever follows the last newline (any bytes: a kill mid-write can cut a UTF-8 character) is a torn last line,
+never a record. It imports the record module only, so the reports can read through it too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from loopbench.harness.errors import BadInput, InputProblem
+from loopbench.harness.record import RunRecord
+
+RESULTS_NAME = "results.jsonl"
+TaskKey = tuple[str, str, str, int]  # (scenario, framework, variant, repetition)
+
+
+@dataclass(frozen=True)
+class Lines:
+    """The complete lines of a results file, and the torn tail (b"" when there is none)."""
+
+    lines: list[str]
+    torn: bytes
+
+    def torn_warning(self, path: Path | str) -> str | None:
+        if not self.torn:
+            return None
+        return (f"{path}: line {len(self.lines) + 1}: torn last line skipped ({len(self.torn)} bytes) "
+                "left by an interrupted run")
+
+
+def split_lines(raw: bytes, path: Path | str = "") -> Lines:
+    """The torn-line rule over a file's bytes. A complete line that is not UTF-8 is bad input."""
+    cut = raw.rfind(b"\n") + 1
+    try:
+        text = raw[:cut].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise BadInput([InputProblem(str(path), f"line {line}", f"not UTF-8 ({exc.reason} at byte {exc.start})")]
+                       ) from None
+    return Lines(text.splitlines(), raw[cut:])
+
+
+def read_lines(path: Path) -> Lines:
+    return split_lines(path.read_bytes(), path)
+
+
+class ResultsStore:
+    """`DIR/results.jsonl`: append records, or find the complete ones to `--continue` from."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.Lock()
+
+    def append(self, record: RunRecord) -> None:
+        line = record.model_dump_json() + "\n"
+        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def finished_keys(self) -> tuple[set[TaskKey], list[str]]:
+        """Keys of the complete records. A torn last line is cut off the file, with a warning, so appending goes
+        on from the last complete record."""
+        if not self.path.exists():
+            return set(), []
+        found = read_lines(self.path)
+        warnings = []
+        if (warning := found.torn_warning(self.path)) is not None:
+            warnings.append(warning)
+            with open(self.path, "r+b") as fh:
+                fh.truncate(self.path.stat().st_size - len(found.torn))
+        keys: set[TaskKey] = set()
+        for n, line in enumerate(found.lines, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                keys.add((rec["scenario"], rec["framework"], rec["variant"], rec["repetition"]))
+            except (ValueError, KeyError, TypeError):
+                raise BadInput(f"{self.path}: line {n} is not a RunRecord; cannot --continue from this file") from None
+        return keys, warnings
