@@ -14,10 +14,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar, get_args
 
 from loopbench.harness.errors import BadInput, InputProblem
-from loopbench.harness.record import Intent, NeutralLimit, SegmentResult
+from loopbench.harness.record import Capabilities, Intent, NeutralLimit, SegmentResult
 from loopbench.harness.scenario import Scenario
 
 # id -> "module:Class". Modules are imported only when the adapter is used.
@@ -31,19 +31,6 @@ REGISTRY: dict[str, str] = {
 for _item in filter(None, os.environ.get("LOOPBENCH_EXTRA_ADAPTERS", "").split(",")):
     _id, _, _target = _item.partition("=")
     REGISTRY[_id.strip()] = _target.strip()
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    native_limits: frozenset[NeutralLimit]
-    step_unit: str  # what the framework's own step counter counts
-    pause: Literal["snapshot", "in_process", "none"]
-    pause_survives_restart: bool
-    deny: str  # how `approval: deny` is expressed natively
-    # how long the framework's default retries can keep one run going against a failing model (the hard
-    # timeout of a run whose script has model failures grows by this much)
-    retry_window_s: float = 0.0
-    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -161,6 +148,7 @@ class FrameworkInfo:
     variants: dict[str, str]
     version: str | None
     unavailable: str | None
+    capabilities: Capabilities | None = None
 
 
 def describe_frameworks() -> list[FrameworkInfo]:
@@ -171,7 +159,7 @@ def describe_frameworks() -> list[FrameworkInfo]:
         except ImportError as exc:  # the adapter module itself failed to import
             out.append(FrameworkInfo(fid, {}, None, f"adapter failed to import: {exc}"))
             continue
-        out.append(FrameworkInfo(fid, dict(cls.variants), cls.version(), cls.unavailable_reason()))
+        out.append(FrameworkInfo(fid, dict(cls.variants), cls.version(), cls.unavailable_reason(), cls.capabilities))
     return out
 
 

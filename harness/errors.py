@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import Any
 
 
 class LoopbenchError(Exception):
@@ -53,3 +55,33 @@ class WorkerHung(LoopbenchError):
 
 class WorkerDied(LoopbenchError):
     """A worker process ended while a job was in flight (the run is `error`)."""
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    # pydantic puts union-branch names in loc (e.g. 'int', 'Bound', 'list[str]'); they mean nothing to a user
+    parts = [str(p) for p in loc
+             if not (isinstance(p, str) and (p[:1].isupper() or p in {"int", "float", "str"} or "[" in p))]
+    return ".".join(parts)
+
+
+def _reason(err: dict[str, Any]) -> str:
+    kind = err["type"]
+    if kind == "literal_error":
+        expected = err.get("ctx", {}).get("expected", "")
+        options = re.findall(r"'([^']*)'|(\d+)", expected)
+        return "must be one of " + "|".join(a or b for a, b in options)
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required key is missing"
+    return str(err["msg"]).removeprefix("Value error, ")
+
+
+def validation_problems(exc: Any, file: str, prefix: str = "") -> list[InputProblem]:
+    """Every error of a pydantic ValidationError as `file: field.path: reason` (the one format for scenario
+    files, claims files and records)."""
+    out = []
+    for e in exc.errors():
+        path = _field_path(tuple(e.get("loc", ())))
+        out.append(InputProblem(file, ".".join(filter(None, [prefix, path])), _reason(e)))
+    return out

@@ -10,6 +10,7 @@ from loopbench.harness.counters import build_counters
 from loopbench.harness.outcome import completion_holds, derive_outcome
 from loopbench.harness.record import (
     AuxiliaryRequest,
+    Capabilities,
     Deviation,
     LedgerEntry,
     NativeRecord,
@@ -36,6 +37,7 @@ class TaskIdentity:
     framework_version: str | None = None
     packages: dict[str, str] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)
+    capabilities: Capabilities | None = None
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,8 @@ def judge(task: TaskIdentity, ev: TaskEvidence, trace: str | None = None) -> Jud
     record = RunRecord(
         run_id=task.run_id, scenario=scenario.id, framework=task.framework, variant=task.variant,
         repetition=task.repetition, started_at=task.started_at, loopbench_version=task.loopbench_version,
-        framework_version=task.framework_version, packages=task.packages, environment=task.environment,
+        framework_version=task.framework_version, packages=task.packages, capabilities=task.capabilities,
+        environment=task.environment,
         outcome=decision.outcome, outcome_rule=decision.rule,
         error_reason=ev.harness_error or ev.hung_reason or (decision.reason if decision.outcome == "failed"
                                                              else None),

@@ -22,11 +22,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from loopbench.harness.errors import UnknownRun, UnknownTool
+from loopbench.harness.markers import error_mark, receipt
 from loopbench.harness.record import LedgerEntry
 from loopbench.harness.scenario import Scenario, ToolStep
 
-RECEIPT_MARK = "[loopbench-receipt:"
-ERROR_MARK = "[loopbench-error:"
 _TEMPLATE = re.compile(r"\{(n|args\.[A-Za-z0-9_]+)\}")
 
 
@@ -220,17 +219,17 @@ class Ledger:
                 body = render(step.result, entry.args, entry.call_number)
                 if step.size_bytes:
                     body = pad_to(body, step.size_bytes)
-                text = f"{RECEIPT_MARK}{entry.id}] {body}"  # first, so truncation keeps it
+                text = f"{receipt(entry.id)} {body}"  # first, so truncation keeps it
                 outcome, kind = "result", None
             elif step.error is not None:
                 kind = step.error.kind
                 message = render(step.error.message, entry.args, entry.call_number)
-                text = f"{kind} error: {message} {ERROR_MARK}{kind}:{entry.id}]"
+                text = f"{kind} error: {message} {error_mark(kind, entry.id)}"
                 outcome = "error"
             else:
                 assert step.timeout is not None
                 kind = "timeout"
-                text = f"timed out after {step.timeout.after_s:g}s; outcome unknown {ERROR_MARK}timeout:{entry.id}]"
+                text = f"timed out after {step.timeout.after_s:g}s; outcome unknown {error_mark('timeout', entry.id)}"
                 outcome = "timeout"
             self._replace(
                 st, entry.id, outcome=outcome, committed=commits, duplicate_effect=duplicate, error_kind=kind,
@@ -252,15 +251,3 @@ class Ledger:
         if wait:
             await asyncio.sleep(wait)
         return self.finish(run_id, entry, step)
-
-
-def result_status(text: str | None) -> str:
-    """receipt | error | none, from the markers the ledger puts in results (framework-independent).
-    A text carrying both (a framework quoting an earlier result in an error) is an error."""
-    if text is None:
-        return "none"
-    if ERROR_MARK in text:
-        return "error"
-    if RECEIPT_MARK in text:
-        return "receipt"
-    return "none"

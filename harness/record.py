@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -132,6 +132,27 @@ class NativeSignals(Frozen):
     terminal_reason: str | None = None
     finish_reason: str | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Capabilities(Frozen):
+    """What a framework adapter declares it can do natively: read by `loopbench list`, carried by every record
+    (so the report shows it), and by the harness where it matters (`native_limits`, `retry_window_s`)."""
+
+    native_limits: frozenset[NeutralLimit] = Field(
+        description="the neutral limits it translates into a native control (the rest are unsupported)")
+    step_unit: str = Field(description="what the framework's own step counter counts")
+    pause: Literal["snapshot", "in_process", "none"] = Field(
+        description="how an approval pause is held: a saved snapshot, in the process only, or not at all")
+    pause_survives_restart: bool = Field(description="a pause can be resumed in another process")
+    deny: str = Field(description="how `approval: deny` is expressed natively")
+    retry_window_s: float = Field(
+        default=0.0, description="how long the framework's default retries can keep one run going against a "
+        "failing model (the hard timeout of a run whose script has model failures grows by this much)")
+    notes: tuple[str, ...] = ()
+
+    @field_serializer("native_limits")
+    def _sorted(self, limits: frozenset[str]) -> list[str]:  # a stable order in every record
+        return sorted(limits)
 
 
 class LimitTranslation(Frozen):
@@ -311,6 +332,7 @@ class RunRecord(BaseModel):
     loopbench_version: str | None = Field(default=None, description="null in records migrated from v1")
     framework_version: str | None = None
     packages: dict[str, str] = Field(default_factory=dict)
+    capabilities: Capabilities | None = Field(default=None, description="the adapter's declared capabilities")
     environment: dict[str, Any] = Field(default_factory=dict)
     outcome: Outcome
     outcome_rule: int = Field(description="the row of DESIGN.md's ordered outcome table that decided it")

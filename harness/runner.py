@@ -37,7 +37,7 @@ from loopbench.harness.ledger_http import ledger_routes
 from loopbench.harness.messages import JobContext, WorkerJob
 from loopbench.harness.model_server.app import ModelServer, running
 from loopbench.harness.pool import Slot
-from loopbench.harness.record import RunRecord, Segment, SegmentResult
+from loopbench.harness.record import Capabilities, RunRecord, Segment, SegmentResult
 from loopbench.harness.results_store import RESULTS_NAME, ResultsStore, TaskKey
 from loopbench.harness.scenario import Scenario
 
@@ -95,10 +95,12 @@ class Suite:
             self.all_slots.append(slot)
             self.slots.put(slot)
         self.retry_windows: dict[str, float] = {}
+        self.capabilities: dict[str, Capabilities] = {}
         for framework, _ in plan.variants:
             cls = adapter_class(framework)
             self.versions[framework] = (cls.version(), cls.package_versions())
             self.retry_windows[framework] = cls.capabilities.retry_window_s
+            self.capabilities[framework] = cls.capabilities
 
     # ---- one business task
     def run_task(self, scenario: Scenario, framework: str, variant: str, repetition: int) -> RunRecord:
@@ -167,7 +169,8 @@ class Suite:
         version, packages = self.versions[framework]
         identity = TaskIdentity(run_id=run_id, scenario=scenario, framework=framework, variant=variant,
                                 repetition=repetition, started_at=started_at, loopbench_version=__version__,
-                                framework_version=version, packages=packages, environment=self.env)
+                                framework_version=version, packages=packages, environment=self.env,
+                                capabilities=self.capabilities[framework])
         evidence = TaskEvidence(
             segments=segments, results=results, requests=self.server.requests(run_id),
             ledger=self.ledger.entries(run_id), capped=self.server.capped(run_id),

@@ -11,7 +11,6 @@ one `BadInput` naming file, field path and reason for each.
 from __future__ import annotations
 
 import copy
-import re
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -19,7 +18,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from loopbench.harness.errors import BadInput, InputProblem
+from loopbench.harness.errors import BadInput, InputProblem, validation_problems
 from loopbench.harness.record import PER_TOOL_COUNTERS, SCALAR_COUNTERS, Outcome
 
 # package data, found the same way in a checkout (editable install) and in an installed wheel
@@ -262,26 +261,6 @@ class Scenario(Strict):
 
 
 # ---------------------------------------------------------------- loading
-def _field_path(loc: tuple[Any, ...]) -> str:
-    # pydantic puts union-branch names in loc (e.g. 'int', 'Bound'); they mean nothing to a user
-    parts = [str(p) for p in loc if not (isinstance(p, str) and (p[:1].isupper() or p in {"int", "float"}))]
-    return ".".join(parts)
-
-
-def _reason(err: dict[str, Any]) -> str:
-    kind = err["type"]
-    if kind == "literal_error":
-        expected = err.get("ctx", {}).get("expected", "")
-        options = re.findall(r"'([^']*)'|(\d+)", expected)
-        return "must be one of " + "|".join(a or b for a, b in options)
-    if kind == "extra_forbidden":
-        return "unknown key"
-    if kind == "missing":
-        return "required key is missing"
-    msg = err["msg"]
-    return msg.removeprefix("Value error, ")
-
-
 def _merge_defaults(raw: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
     merged = copy.deepcopy(raw)
     for key in ("model", "limits", "safety_cap"):
@@ -378,7 +357,7 @@ def parse_scenario(
     try:
         sc = Scenario.model_validate({**merged, "source": source})
     except ValidationError as exc:
-        return None, [InputProblem(source, _field_path(e["loc"]), _reason(e)) for e in exc.errors()]
+        return None, validation_problems(exc, source)
     problems = [InputProblem(source, f, r) for f, r in _cross_checks(sc, claim_ids)]
     stem = Path(source).stem
     if stem != sc.id:

@@ -57,7 +57,8 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="machine-readable
             "scenarios": [{"id": s.id, "title": s.title, "category": s.category, "claims": s.claims}
                           for s in scenarios],
             "frameworks": [{"id": f.id, "variants": list(f.variants), "version": f.version,
-                            "available": f.unavailable is None, "unavailable": f.unavailable}
+                            "available": f.unavailable is None, "unavailable": f.unavailable,
+                            "capabilities": f.capabilities.model_dump(mode="json") if f.capabilities else None}
                            for f in frameworks],
         }, indent=2))
         return
@@ -73,6 +74,14 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="machine-readable
     for f in frameworks:
         ftable.add_row(f.id, ", ".join(f.variants), f.version or "-", f.unavailable or "available")
     out.print(ftable)
+    ctable = Table(title="capabilities (declared by each adapter)")
+    for col in ("id", "native limits", "step unit", "pause", "deny"):
+        ctable.add_column(col)
+    for f in frameworks:
+        if (c := f.capabilities) is not None:
+            pause = f"{c.pause}, {'survives' if c.pause_survives_restart else 'does not survive'} a restart"
+            ctable.add_row(f.id, ", ".join(sorted(c.native_limits)) or "none", c.step_unit, pause, c.deny)
+    out.print(ctable)
 
 
 @app.command()

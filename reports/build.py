@@ -19,17 +19,14 @@ from typing import Any
 import pandas as pd
 
 from loopbench.harness.errors import BadInput, InputProblem
+from loopbench.reports.cells import cells, columns
 from loopbench.reports.claims import CLAIMS_FILE, ClaimResult, check_claims, claims_frame, load_claims
-from loopbench.reports.load import Results, load_results
-from loopbench.reports.plots import all_plots
-from loopbench.reports.show import run_sections
-from loopbench.reports.tables import (
-    VERDICT_MARK,
+from loopbench.reports.formatting import VERDICT_MARK
+from loopbench.reports.frames import (
     accounting_details,
     accounting_frame,
+    capabilities_frame,
     cell_text,
-    cells,
-    columns,
     conformance_frame,
     environment,
     environment_rows,
@@ -38,6 +35,9 @@ from loopbench.reports.tables import (
     stability_frame,
     units_frame,
 )
+from loopbench.reports.load import Results, load_results
+from loopbench.reports.plots import all_plots
+from loopbench.reports.show import run_sections
 
 FORMATS = frozenset({"md", "html", "csv", "json"})
 CLAIM_MARK = {"holds": "✓", "refuted": "✗", "not testable": "○"}
@@ -63,6 +63,12 @@ MECHANISMS_NOTE = (
 )
 
 
+CAPABILITIES_NOTE = (
+    "What each adapter declares it can do natively (the same table as `loopbench list`): the neutral limits it "
+    "translates, its framework's step unit, how a pause is held, how a policy denial is expressed."
+)
+
+
 @dataclass
 class ReportData:
     results: Results
@@ -70,6 +76,7 @@ class ReportData:
     matrix: pd.DataFrame
     units: pd.DataFrame
     mechanisms: pd.DataFrame
+    capabilities: pd.DataFrame
     accounting: pd.DataFrame
     accounting_diffs: pd.DataFrame
     conformance: pd.DataFrame
@@ -87,7 +94,7 @@ def report_data(results: Results, claims_file: Path | None = None, with_plots: b
     claims = load_claims(claims_file or CLAIMS_FILE)
     return ReportData(
         results=results, env=environment(recs), matrix=matrix_frame(recs), units=units_frame(recs),
-        mechanisms=mechanisms_frame(recs),
+        mechanisms=mechanisms_frame(recs), capabilities=capabilities_frame(recs),
         accounting=accounting_frame(recs), accounting_diffs=accounting_details(recs),
         conformance=conformance_frame(recs), stability=stability_frame(recs),
         claims=check_claims(recs, claims), plots=all_plots(recs) if with_plots else [],
@@ -146,6 +153,9 @@ def render_markdown(data: ReportData) -> str:
     out.append(_matrix_md(data))
     out += ["## Mechanisms: each intent in each framework's native terms", "", MECHANISMS_NOTE, ""]
     out.append(md_table(data.mechanisms))
+    if not data.capabilities.empty:
+        out += ["", CAPABILITIES_NOTE, ""]
+        out.append(md_table(data.capabilities))
     out += ["## Units: what a limit means natively", "",
             "Each limit scenario: the neutral intent, the native setting the adapter used, and what happened.", ""]
     out.append(md_table(data.units.drop(columns=["run_id"], errors="ignore")))
@@ -356,7 +366,8 @@ def render_html(data: ReportData) -> str:
          "<p class=small>✓ conforms · ⚠ deviates (✗ marks each deviation, ideal→observed) · ⊘ unsupported · "
          "✖ error. Click an outcome for the run's details.</p>" + _matrix_html(data)),
         ("mechanisms", "Mechanisms: each intent in each framework's native terms",
-         f"<p>{esc(MECHANISMS_NOTE)}</p>" + html_table(data.mechanisms)),
+         f"<p>{esc(MECHANISMS_NOTE)}</p>" + html_table(data.mechanisms)
+         + (f"<p>{esc(CAPABILITIES_NOTE)}</p>" + html_table(data.capabilities) if not data.capabilities.empty else "")),
         ("units", "Units: what a limit means natively", html_table(units, raw={"run_id"})),
         ("accounting", "Accounting: reported vs observed",
          html_table(data.accounting, cell_class=acc_cls)
@@ -389,6 +400,7 @@ def render_json(data: ReportData) -> str:
         "report": "loopbench", "results_file": str(data.results.path), "warnings": data.results.warnings,
         "environment": data.env, "conformance": _jsonable(data.conformance), "matrix": _jsonable(matrix),
         "units": _jsonable(data.units), "mechanisms": _jsonable(data.mechanisms),
+        "capabilities": _jsonable(data.capabilities),
         "accounting": _jsonable(data.accounting),
         "accounting_differences": _jsonable(data.accounting_diffs),
         "claims": [{"id": r.claim.id, "framework": r.claim.framework, "text": r.claim.text, "verdict": r.verdict,

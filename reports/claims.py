@@ -25,8 +25,9 @@ from typing import Any, Literal
 
 import pandas as pd
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from loopbench.harness.errors import BadInput, InputProblem
+from loopbench.harness.errors import BadInput, InputProblem, validation_problems
 from loopbench.harness.record import RunRecord
 
 CLAIMS_FILE = Path(str(resources.files("loopbench.reports").joinpath("claims.yaml")))  # package data
@@ -240,55 +241,83 @@ class ClaimResult:
     checks: list[CheckResult]
 
 
-def _as_list(v: Any) -> list[str] | None:
-    if v is None:
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+Names = str | list[str]
+
+
+def _names(v: Names | None) -> list[str] | None:
+    """None for "all"/"*" or unset (any); else the list."""
+    if v is None or v in ("all", "*"):
         return None
     return [str(x) for x in v] if isinstance(v, list) else [str(v)]
 
 
-def _parse_check(raw: Any, claim_fw: str, where: str, problems: list[InputProblem], file: str) -> Check | None:
-    if not isinstance(raw, dict):
-        problems.append(InputProblem(file, where, "a check must be a mapping with select and require"))
-        return None
-    unknown = set(raw) - {"select", "where", "require", "quantifier"}
-    if unknown:
-        problems.append(InputProblem(file, where, f"unknown key(s) {sorted(unknown)}"))
-    sel = raw.get("select") or {}
-    if not isinstance(sel, dict) or not sel.get("scenario"):
-        problems.append(InputProblem(file, f"{where}.select", "select.scenario is required"))
-        return None
-    bad = set(sel) - {"scenario", "framework", "variant"}
+class SelectSpec(_Strict):
+    scenario: Names
+    framework: Names | None = None  # unset: the claim's framework; "all": every framework
+    variant: Names = "default"  # "all": every variant
+
+
+def _conditions(v: Names) -> list[str]:
+    """The conditions, each vetted by the restricted evaluator; every bad one is named."""
+    conds = [v] if isinstance(v, str) else [str(c) for c in v]
+    bad = []
+    for j, c in enumerate(conds):
+        try:
+            check_expression(c)
+        except ValueError as exc:
+            bad.append(f"condition {j} {c!r}: {exc}")
     if bad:
-        problems.append(InputProblem(file, f"{where}.select", f"unknown key(s) {sorted(bad)}"))
-    fw = sel.get("framework", claim_fw)
-    frameworks = None if fw in ("all", "*") else _as_list(fw)
-    var = sel.get("variant", "default")
-    variants = None if var in ("all", "*") else _as_list(var)
-    conds: dict[str, list[str]] = {}
-    for key in ("where", "require"):
-        vals = raw.get(key) or []
-        if isinstance(vals, str):
-            vals = [vals]
-        if not isinstance(vals, list):
-            problems.append(InputProblem(file, f"{where}.{key}", "a list of conditions expected"))
-            vals = []
-        for j, c in enumerate(vals):
-            try:
-                check_expression(str(c))
-            except ValueError as exc:
-                problems.append(InputProblem(file, f"{where}.{key}.{j}", f"{c!r}: {exc}"))
-        conds[key] = [str(c) for c in vals]
-    if not conds["require"]:
-        problems.append(InputProblem(file, f"{where}.require", "at least one condition is required"))
-    q = raw.get("quantifier", "all")
-    if q not in ("all", "any"):
-        problems.append(InputProblem(file, f"{where}.quantifier", f"'all' or 'any', not {q!r}"))
-        q = "all"
-    return Check(_as_list(sel["scenario"]) or [], frameworks, variants, conds["where"], conds["require"], q)
+        raise ValueError("; ".join(bad))
+    return conds
+
+
+class CheckSpec(_Strict):
+    select: SelectSpec
+    where: Names = Field(default_factory=list)
+    require: Names
+    quantifier: Literal["all", "any"] = "all"
+
+    @field_validator("where", "require")
+    @classmethod
+    def _vetted(cls, v: Names) -> list[str]:
+        return _conditions(v)
+
+    @field_validator("require")
+    @classmethod
+    def _some(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("at least one condition is required")
+        return v
+
+
+class ClaimSpec(_Strict):
+    id: str
+    framework: str
+    text: str
+    source: str = ""
+    scenarios: list[str] = Field(default_factory=list)
+    predicate: list[CheckSpec] | None = Field(default=None, min_length=1)
+    not_testable: str | None = None
+    note: str | None = None
+
+
+class ClaimsFile(_Strict):
+    claims: list[ClaimSpec]
+
+
+def _check(spec: CheckSpec, claim_framework: str) -> Check:
+    sel = spec.select
+    return Check(_names(sel.scenario) or [], _names(sel.framework if sel.framework is not None else claim_framework),
+                 _names(sel.variant), list(spec.where), list(spec.require), spec.quantifier)
 
 
 def load_claims(path: Path | str = CLAIMS_FILE) -> list[Claim]:
-    """The claims of a claims file, predicates parsed and vetted; BadInput lists every problem."""
+    """The claims of a claims file, predicates parsed and vetted; BadInput lists every problem as
+    `file: field.path: reason`, the same format as scenario files."""
     p = Path(path)
     file = str(p)
     try:
@@ -297,31 +326,13 @@ def load_claims(path: Path | str = CLAIMS_FILE) -> list[Claim]:
         raise BadInput([InputProblem(file, "", f"cannot read: {exc.strerror or exc}")]) from exc
     except yaml.YAMLError as exc:
         raise BadInput([InputProblem(file, "", f"not valid YAML: {exc}")]) from exc
-    if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
-        raise BadInput([InputProblem(file, "claims", "a list of claims expected")])
-    problems: list[InputProblem] = []
-    out: list[Claim] = []
-    for i, c in enumerate(data["claims"]):
-        where = f"claims.{i}"
-        if not isinstance(c, dict) or not all(k in c for k in ("id", "framework", "text")):
-            problems.append(InputProblem(file, where, "a claim needs id, framework and text"))
-            continue
-        checks: list[Check] | None = None
-        pred = c.get("predicate")
-        if pred is not None:
-            if not isinstance(pred, list) or not pred:
-                problems.append(InputProblem(file, f"{where}.predicate", "a non-empty list of checks expected"))
-            else:
-                checks = []
-                for j, raw in enumerate(pred):
-                    chk = _parse_check(raw, str(c["framework"]), f"{where}.predicate.{j}", problems, file)
-                    if chk is not None:
-                        checks.append(chk)
-        out.append(Claim(str(c["id"]), str(c["framework"]), " ".join(str(c["text"]).split()), str(c.get("source", "")),
-                         [str(s) for s in c.get("scenarios") or []], checks, c.get("not_testable"), c.get("note")))
-    if problems:
-        raise BadInput(problems)
-    return out
+    try:
+        parsed = ClaimsFile.model_validate(data)
+    except ValidationError as exc:
+        raise BadInput(validation_problems(exc, file)) from None
+    return [Claim(c.id, c.framework, " ".join(c.text.split()), c.source, c.scenarios,
+                  [_check(k, c.framework) for k in c.predicate] if c.predicate is not None else None,
+                  c.not_testable, c.note) for c in parsed.claims]
 
 
 def _selected(check: Check, records: list[RunRecord]) -> list[RunRecord]:
@@ -338,7 +349,7 @@ def _selected(check: Check, records: list[RunRecord]) -> list[RunRecord]:
 
 
 def _values_text(seen: dict[str, Any]) -> str:
-    from loopbench.reports.tables import fmt
+    from loopbench.reports.formatting import fmt
 
     shown = {k: v for k, v in seen.items() if "." in k or "[" in k or k in ("outcome", "verdict", "variant")}
     return ", ".join(f"{k} = {fmt(v, 60)}" for k, v in shown.items())

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from loopbench.harness.record import SIZE_COUNTERS, TIMING_COUNTERS, RunRecord
+from loopbench.reports.cells import Cell, cells, column_of
+from loopbench.reports.formatting import COUNTER_FIELDS, fmt
 from loopbench.reports.load import load_results
-from loopbench.reports.tables import COUNTER_FIELDS, Cell, cells, column_of, fmt
 
 # counters that measure time depend on the machine's load: not compared (a real change in time shows in the
 # outcome, the requests or the retries)

@@ -7,7 +7,7 @@ import io
 from typing import Any
 
 from loopbench.harness.record import RunRecord
-from loopbench.reports.tables import cells, columns
+from loopbench.reports.cells import cells, columns
 
 PROMPT_SCENARIO = "huge_tool_output"
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from loopbench.harness.errors import BadInput, InputProblem
 from loopbench.harness.record import RunRecord
+from loopbench.reports.formatting import COUNTER_FIELDS, deviation_text, fmt, label
 from loopbench.reports.load import Results, load_results
-from loopbench.reports.tables import COUNTER_FIELDS, deviation_text, fmt, label
 
 MAX_TRACE_EVENTS = 400
 

@@ -83,10 +83,17 @@ def test_bad_predicates_are_refused_with_where(tmp_path: Path) -> None:
     with pytest.raises(BadInput) as exc:
         load_claims(f)
     msg = str(exc.value)
-    assert "claims.0.predicate.0.require.0" in msg and "must start with a RunRecord field" in msg
-    assert "require.1" in msg and "require.2" in msg
-    with pytest.raises(BadInput, match="select.scenario is required"):
-        load_claims(_claims_file(tmp_path, [{"require": ["outcome == completed"]}]))
+    assert "claims.0.predicate.0.require: condition 0 'countres.tool_executions == 1'" in msg
+    assert "must start with a RunRecord field" in msg
+    assert "condition 1 " in msg and "condition 2 " in msg
+    # the same `file: field.path: reason` format as scenario files, for every problem at once
+    with pytest.raises(BadInput) as exc:
+        load_claims(_claims_file(tmp_path, [{"require": ["outcome == completed"]},
+                                            {"select": {"scenario": "x", "colour": 1}, "require": []}]))
+    msg = str(exc.value)
+    assert "claims.0.predicate.0.select: required key is missing" in msg
+    assert "claims.0.predicate.1.select.colour: unknown key" in msg
+    assert "claims.0.predicate.1.require: at least one condition is required" in msg
 
 
 def test_expression_language(records) -> None:

@@ -85,3 +85,16 @@ def test_schema_exports_the_json_schemas_of_a_scenario_and_a_record():
     scenario = runner.invoke(app, ["schema", "scenario"])
     assert scenario.exit_code == 0 and "script" in json.loads(scenario.output)["properties"]
     assert runner.invoke(app, ["schema", "nonsense"]).exit_code == 2
+
+
+def test_list_shows_each_adapters_declared_capabilities():
+    import json
+
+    result = runner.invoke(app, ["list", "--json"])
+    frameworks = {f["id"]: f for f in json.loads(result.output)["frameworks"]}
+    oai = frameworks["openai-agents"]["capabilities"]
+    assert oai["native_limits"] == ["max_model_calls"] and oai["pause"] == "snapshot"
+    assert oai["pause_survives_restart"] is True and "guardrail" in oai["deny"]
+    assert frameworks["claude-agent-sdk"]["capabilities"]["native_limits"] == ["max_cost_usd", "max_model_calls"]
+    table = runner.invoke(app, ["list"]).output
+    assert "capabilities (declared by each adapter)" in table and "hasToolCall" in table

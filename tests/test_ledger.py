@@ -11,8 +11,9 @@ import pytest
 import yaml
 from starlette.applications import Starlette
 
-from loopbench.harness.ledger import ERROR_MARK, RECEIPT_MARK, Ledger, result_status
+from loopbench.harness.ledger import Ledger
 from loopbench.harness.ledger_http import TOKEN_HEADER, ledger_routes
+from loopbench.harness.markers import ERROR_MARK, RECEIPT_MARK, result_status
 from loopbench.harness.scenario import SCENARIO_DIR, parse_scenario
 
 DEFAULTS = yaml.safe_load((SCENARIO_DIR / "_suite.yaml").read_text())

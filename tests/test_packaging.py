@@ -33,7 +33,13 @@ def wheel_venv(tmp_path_factory) -> Path:
     if not UV.exists():
         pytest.fail(f"{UV} is missing: `make install` puts uv in the project's venv")
     tmp = tmp_path_factory.mktemp("wheel")
-    _run([str(UV), "build", "--wheel", "--offline", "--out-dir", str(tmp / "dist"), str(ROOT)])
+    # built from a copy of the tracked files, as from a clean clone (no stale build/ dir, no node_modules)
+    src = tmp / "src"
+    for name in _run(["git", "ls-files"], cwd=ROOT).stdout.splitlines():
+        if (ROOT / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, src / name)
+    _run([str(UV), "build", "--wheel", "--offline", "--out-dir", str(tmp / "dist"), str(src)])
     (wheel,) = (tmp / "dist").glob("loopbench-*.whl")
     venv = tmp / "venv"
     _run([str(UV), "venv", "-q", "--python", sys.executable, str(venv)])

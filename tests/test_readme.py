@@ -9,8 +9,8 @@ import re
 import sys
 from pathlib import Path
 
+from loopbench.reports.cells import cells
 from loopbench.reports.load import load_records
-from loopbench.reports.tables import cells
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

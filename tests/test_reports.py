@@ -13,11 +13,9 @@ import pytest
 
 from loopbench.harness.errors import BadInput, SchemaMismatch
 from loopbench.reports.build import FORMATS, build_reports
-from loopbench.reports.load import ResultsWarning, load_records, load_results
-from loopbench.reports.show import show_run
-from loopbench.reports.tables import (
+from loopbench.reports.cells import cells
+from loopbench.reports.frames import (
     accounting_details,
-    cells,
     conformance_frame,
     environment,
     matrix_frame,
@@ -25,6 +23,8 @@ from loopbench.reports.tables import (
     stability_frame,
     units_frame,
 )
+from loopbench.reports.load import ResultsWarning, load_records, load_results
+from loopbench.reports.show import show_run
 
 DATA = Path(__file__).parent / "data" / "reports_small"
 
@@ -245,3 +245,17 @@ def test_mechanisms_show_each_intent_in_native_terms_per_variant(records) -> Non
     assert df.loc["deny: stop the run", "langgraph"] == "wrap_tool_call raising"
     assert df.loc["deny: tell the model, go on", "langgraph"] == "–"
     assert any(i.startswith("limit: max_model_calls") for i in df.index)
+
+
+def test_capabilities_come_from_the_records(records) -> None:
+    from loopbench.harness.record import Capabilities
+    from loopbench.reports.frames import capabilities_frame
+
+    assert capabilities_frame(records).empty  # the fixture's v1 records carry none: nothing is made up
+    caps = Capabilities(native_limits=frozenset({"max_model_calls"}), step_unit="turn", pause="snapshot",
+                        pause_survives_restart=True, deny="a guardrail", notes=("n",))
+    df = capabilities_frame([records[0].model_copy(update={"capabilities": caps})]).set_index("framework")
+    row = df.loc[records[0].framework]
+    assert (row["native limits"], row["step unit"], row["deny"], row["notes"]) == (
+        "max_model_calls", "turn", "a guardrail", "n")
+    assert bool(row["pause survives a restart"]) is True

@@ -28,7 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from loopbench.harness.errors import ScriptViolation
-from loopbench.harness.ledger import result_status
+from loopbench.harness.markers import result_status
 from loopbench.harness.record import ToolResultSeen
 from loopbench.harness.scenario import After, Scenario, Turn
 

@@ -1,9 +1,6 @@
-"""The report's tables, built with pandas from RunRecords only.
-
-A *cell* is one (scenario, framework, variant). With several repetitions of a cell, the cell shows its
-**majority behaviour**: the (outcome, verdict) pair most repetitions share, ties broken by the lowest
-repetition; the representative run is the lowest repetition with that pair. A cell whose repetitions
-disagree on outcome or verdict is marked unstable. `reports/diff.py` uses the same representative.
+"""The report's tables (pandas frames), built from RunRecords only: the comparison matrix, units, mechanisms,
+accounting, conformance summary, stability, environment. Cells are `reports.cells`; formatting is
+`reports.formatting`.
 """
 
 from __future__ import annotations
@@ -12,115 +9,25 @@ import json
 import platform
 from collections import Counter as Tally
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
 
-from loopbench.harness.record import Counters, RunRecord, counter_label
+from loopbench.harness.record import RunRecord
+from loopbench.reports.cells import cells, column_of, column_sort_key, columns
+from loopbench.reports.formatting import (
+    COUNTER_FIELDS,
+    VERDICT_MARK,
+    VERDICTS,
+    counter_value,
+    deviation_text,
+    fmt,
+    is_counter,
+    label,
+)
 
-FRAMEWORK_ORDER = ("openai-agents", "claude-agent-sdk", "langgraph", "vercel-ai")
-VERDICTS = ("conforms", "deviates", "unsupported", "error")
-VERDICT_MARK = {"conforms": "✓", "deviates": "⚠", "unsupported": "⊘", "error": "✖"}
 BASE_KEYS = ("model_requests_observed", "tool_executions")
-COUNTER_FIELDS = tuple(Counters.model_fields)
-
-# ---------------------------------------------------------------- small formatting helpers
-def fmt(v: Any, width: int = 80) -> str:
-    """A value for a table: null is '–' (unknown, never zero); floats short; structures as compact JSON."""
-    if v is None:
-        return "–"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        return f"{v:.4g}" if abs(v) < 1e6 else f"{v:,.0f}"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, dict | list | tuple):
-        s = json.dumps(v, separators=(",", ":"), ensure_ascii=False, default=str)
-    else:
-        s = str(v)
-    return s if len(s) <= width else s[: width - 1] + "…"
-
-
-label = counter_label  # a counter's short label, from the record's counter metadata
-
-
-def is_counter(name: str) -> bool:
-    return name.partition(".")[0] in COUNTER_FIELDS
-
-
-def counter_value(rec: RunRecord, name: str) -> Any:
-    try:
-        return rec.counters.get(name)
-    except AttributeError:
-        return None
-
-
-def column_of(framework: str, variant: str) -> str:
-    """The matrix column of a framework variant: `framework` for the default variant, else `framework:variant`."""
-    return framework if variant == "default" else f"{framework}:{variant}"
-
-
-def column_sort_key(framework: str, variant: str) -> tuple[int, str, int, str]:
-    rank = FRAMEWORK_ORDER.index(framework) if framework in FRAMEWORK_ORDER else len(FRAMEWORK_ORDER)
-    return (rank, framework, 0 if variant == "default" else 1, variant)
-
-
-def deviation_text(d: Any) -> str:
-    return f"{d.name}: {fmt(d.ideal, 40)}→{fmt(d.observed, 40)}"
-
-
-# ---------------------------------------------------------------- cells and repetitions
-@dataclass
-class Cell:
-    scenario: str
-    framework: str
-    variant: str
-    records: list[RunRecord]  # every repetition, by repetition
-    rep: RunRecord  # the representative run (majority behaviour; ties: lowest repetition)
-    unstable: bool
-
-    @property
-    def column(self) -> str:
-        return column_of(self.framework, self.variant)
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.scenario, self.framework, self.variant)
-
-
-def _signature(r: RunRecord) -> tuple[str, str]:
-    return (r.outcome, r.verdict)
-
-
-def representative(records: list[RunRecord]) -> tuple[RunRecord, bool]:
-    """The majority (outcome, verdict) run of a cell's repetitions (ties: lowest repetition), and instability."""
-    ordered = sorted(records, key=lambda r: (r.repetition, r.started_at))
-    tally = Tally(_signature(r) for r in ordered)
-    best = max(tally.values())
-    for r in ordered:  # first (lowest repetition) run whose signature has the top count
-        if tally[_signature(r)] == best:
-            return r, len(tally) > 1
-    raise AssertionError("no records")  # pragma: no cover
-
-
-def cells(records: Iterable[RunRecord]) -> list[Cell]:
-    groups: dict[tuple[str, str, str], list[RunRecord]] = {}
-    for r in records:
-        groups.setdefault((r.scenario, r.framework, r.variant), []).append(r)
-    out = []
-    for (s, f, v), recs in groups.items():
-        rep, unstable = representative(recs)
-        out.append(Cell(s, f, v, sorted(recs, key=lambda r: r.repetition), rep, unstable))
-    out.sort(key=lambda c: (c.scenario, column_sort_key(c.framework, c.variant)))
-    return out
-
-
-def columns(records: Iterable[RunRecord]) -> list[str]:
-    pairs = {(r.framework, r.variant) for r in records}
-    return [column_of(f, v) for f, v in sorted(pairs, key=lambda p: column_sort_key(*p))]
 
 
 def scenario_keys(records: Iterable[RunRecord]) -> dict[str, list[str]]:
@@ -446,3 +353,19 @@ def environment_rows(env: dict[str, Any]) -> list[tuple[str, str]]:
         ver = "/".join(info["framework_version"]) or "unknown"
         rows.append((f"framework {fw}", f"{ver} (variants: {', '.join(info['variants'])}; packages: {pk or '–'})"))
     return rows
+
+
+# ---------------------------------------------------------------- capabilities, as each adapter declares them
+def capabilities_frame(records: list[RunRecord]) -> pd.DataFrame:
+    """One row per framework: the capabilities its adapter declared (carried by the records; records written
+    before they carried them contribute nothing)."""
+    seen: dict[str, Any] = {}
+    for r in records:
+        if r.capabilities is not None and r.framework not in seen:
+            seen[r.framework] = r.capabilities
+    rows = [{
+        "framework": fw, "native limits": ", ".join(sorted(c.native_limits)) or "none", "step unit": c.step_unit,
+        "pause": c.pause, "pause survives a restart": c.pause_survives_restart, "deny": c.deny,
+        "retry window s": c.retry_window_s, "notes": "; ".join(c.notes),
+    } for fw, c in sorted(seen.items())]
+    return pd.DataFrame(rows)
