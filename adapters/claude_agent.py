@@ -86,7 +86,7 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from loopbench.adapters import kit
 from loopbench.adapters.kit import ANTHROPIC_ID_PREFIX
@@ -163,14 +163,10 @@ class ClaudeAgentAdapter(Adapter):
     distribution = "claude-agent-sdk"
     packages = ("mcp",)
     min_version = (0, 2)
-    variants = {
-        "default": "the SDK's and CLI's defaults; max_turns / max_budget_usd from the scenario; approvals pause "
-                   "through a PreToolUse hook answering defer (resumed with resume=<session id> in another "
-                   "process); policy deny through a PreToolUse hook answering deny (+ continue=false to stop)",
-        "can-use-tool": "approvals through can_use_tool, decided in-process by the harness when the CLI asks (no "
-                        "pause: a call without a decision -> Deny(interrupt=True)); policy deny -> "
-                        "Deny(interrupt=True) to stop, Deny(interrupt=False) to continue",
-    }
+    about = ("the SDK's and CLI's defaults; max_turns / max_budget_usd from the scenario; approvals pause "
+             "through a PreToolUse hook answering defer (resumed with resume=<session id> in another "
+             "process); policy deny through a PreToolUse hook answering deny (+ continue=false to stop)")
+    mechanism_table: ClassVar[dict[str, str]] = MECHANISMS["default"]
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls", "max_cost_usd"}),
         step_unit="turn (num_turns: one per model response in a normal run; error_max_turns reports max_turns+1)",
@@ -264,7 +260,7 @@ class ClaudeAgentAdapter(Adapter):
 
     def _options(self, scenario: Scenario, ctx: RunContext, seg: _Segment, decisions: dict[str, str],
                  resume: str | None = None) -> tuple[Any, dict[str, Any], dict[str, Any], list[str]]:
-        from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
+        from claude_agent_sdk import ClaudeAgentOptions
 
         mcp_config, call_id_source = self._tools_server(scenario, ctx)
         limit_kwargs, limits, unsupported = self._limits(scenario)
@@ -292,15 +288,21 @@ class ClaudeAgentAdapter(Adapter):
             kwargs["resume"] = resume
             settings["resume"] = ("resume=<session id>, ClaudeSDKClient without a prompt, against the task's live "
                                   "config dir")
-        if self.variant == "can-use-tool":
-            kwargs["can_use_tool"] = self._can_use_tool(scenario, ctx, seg)
-            if scenario.resumes:  # a decision is applied in-process: nothing is ever saved and resumed
-                unsupported.append(NO_PAUSE)
-        elif gated:
-            matcher = "|".join(PREFIX + n for n in gated)
-            kwargs["hooks"] = {"PreToolUse": [HookMatcher(matcher=matcher,
-                                                          hooks=[self._hook(scenario, ctx, decisions)])]}
+        approval_kwargs, cannot = self._approvals(scenario, ctx, seg, decisions, gated)
+        kwargs.update(approval_kwargs)
+        unsupported.extend(cannot)
         return ClaudeAgentOptions(**kwargs), settings, limits, unsupported
+
+    def _approvals(self, scenario: Scenario, ctx: RunContext, seg: _Segment, decisions: dict[str, str],
+                   gated: list[str]) -> tuple[dict[str, Any], list[str]]:
+        """The approval idiom's options, and what it cannot carry out: a PreToolUse hook on the gated tools."""
+        from claude_agent_sdk import HookMatcher
+
+        if not gated:
+            return {}, []
+        matcher = "|".join(PREFIX + n for n in gated)
+        hook = HookMatcher(matcher=matcher, hooks=[self._hook(scenario, ctx, decisions)])
+        return {"hooks": {"PreToolUse": [hook]}}, []
 
     # ---------------------------------------------------------------- approval points
     @staticmethod
@@ -434,7 +436,7 @@ class ClaudeAgentAdapter(Adapter):
             if NO_PAUSE not in unsupported:
                 unsupported = [*unsupported, NO_PAUSE]
         common: dict[str, Any] = dict(settings=settings, limits=limits, unsupported=unsupported,
-                                      mechanisms=self.mechanisms(scenario, MECHANISMS[self.variant]))  # type: ignore[arg-type]
+                                      mechanisms=self.mechanisms(scenario, self.mechanism_table))
         counters = self._counters(seg, at_pause)
         extra: dict[str, Any] = {"api_retry_messages": seg.api_retries, "model_responses": len(seg.message_ids)}
         base: dict[str, Any] = {"ended": "raised" if exc is not None else "returned"}
@@ -551,3 +553,16 @@ class ClaudeAgentAdapter(Adapter):
         }, default=str))
         print(f"claude-agent-sdk: paused session {rm.session_id} saved to {snap}", file=sys.stderr)
         return str(snap)
+
+
+class ClaudeCanUseTool(ClaudeAgentAdapter):
+    variant = "can-use-tool"
+    about = ("approvals through can_use_tool, decided in-process by the harness when the CLI asks (no pause: a "
+             "call without a decision -> Deny(interrupt=True)); policy deny -> Deny(interrupt=True) to stop, "
+             "Deny(interrupt=False) to continue")
+    mechanism_table = MECHANISMS["can-use-tool"]
+
+    def _approvals(self, scenario: Scenario, ctx: RunContext, seg: _Segment, decisions: dict[str, str],
+                   gated: list[str]) -> tuple[dict[str, Any], list[str]]:
+        # a decision is applied in-process: nothing is ever saved and resumed
+        return {"can_use_tool": self._can_use_tool(scenario, ctx, seg)}, [NO_PAUSE] if scenario.resumes else []

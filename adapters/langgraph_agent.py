@@ -136,13 +136,10 @@ class LangGraphAdapter(Adapter):
     packages = ("langchain", "langchain-core", "langchain-openai", "langgraph-checkpoint-sqlite", "aiosqlite",
                 "openai")
     min_version = (1, 0)
-    variants = {
-        "default": "langchain.agents.create_agent with its defaults; max model calls -> recursion_limit; "
-                   "approvals -> HumanInTheLoopMiddleware + AsyncSqliteSaver",
-        "stategraph": "hand-built StateGraph (model node + ToolNode + tools_condition) with interrupt() inside "
-                      "the gated tool",
-        "model-call-limit": "create_agent with ModelCallLimitMiddleware(thread_limit=N) instead of recursion_limit",
-    }
+    about = ("langchain.agents.create_agent with its defaults; max model calls -> recursion_limit; "
+             "approvals -> HumanInTheLoopMiddleware + AsyncSqliteSaver")
+    idiom: ClassVar[str] = "create_agent"  # the row of MECHANISMS this class uses
+    in_tool_gates: ClassVar[bool] = False  # approvals and denials inside the tool (interrupt() / a refusal)
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls"}),
         step_unit="superstep",
@@ -197,7 +194,7 @@ class LangGraphAdapter(Adapter):
         from langgraph.prebuilt import ToolRuntime
         from langgraph.types import interrupt
 
-        in_tool_gates = self.variant == "stategraph"
+        in_tool_gates = self.in_tool_gates
         deny_stops = scenario.policy.deny == "stop"
 
         def make(name: str) -> Any:
@@ -231,18 +228,12 @@ class LangGraphAdapter(Adapter):
     def _middleware(self, scenario: Scenario, ledger: LedgerClient) -> tuple[list[Any], dict[str, Any]]:
         from langchain.agents.middleware import (
             HumanInTheLoopMiddleware,
-            ModelCallLimitMiddleware,
             after_model,
             wrap_tool_call,
         )
         from langchain_core.messages import AIMessage, ToolMessage
 
-        middleware: list[Any] = []
-        settings: dict[str, Any] = {}
-        n = scenario.limits.max_model_calls
-        if self.variant == "model-call-limit" and n is not None:
-            middleware.append(ModelCallLimitMiddleware(thread_limit=n))
-            settings["ModelCallLimitMiddleware"] = {"thread_limit": n, "exit_behavior": "end (default)"}
+        middleware, settings = self._call_limit_middleware(scenario.limits.max_model_calls)
         gated = [name for name, spec in scenario.tools.items() if spec.approval == "required"]
         if gated:
 
@@ -317,36 +308,34 @@ class LangGraphAdapter(Adapter):
             "checkpointer": "AsyncSqliteSaver (on disk, one per thread, in the task dir)" if checkpointer else None,
             "stream_mode": ["debug", "values"],
         }
-        if self.variant == "stategraph":
-            from langgraph.graph import END, START, MessagesState, StateGraph
-            from langgraph.prebuilt import ToolNode, tools_condition
+        graph = self._build(scenario, llm, tools, ledger, checkpointer, settings)
+        return graph, settings
 
-            bound = llm.bind_tools(tools)
-
-            async def call_model(state: MessagesState) -> dict[str, Any]:
-                return {"messages": [await bound.ainvoke(state["messages"])]}
-
-            builder = StateGraph(MessagesState)
-            builder.add_node(MODEL_NODE, call_model)
-            builder.add_node(TOOLS_NODE, ToolNode(tools))
-            builder.add_edge(START, MODEL_NODE)
-            builder.add_conditional_edges(MODEL_NODE, tools_condition, {"tools": TOOLS_NODE, END: END})
-            builder.add_edge(TOOLS_NODE, MODEL_NODE)
-            graph = builder.compile(checkpointer=checkpointer)
-            settings["graph"] = "StateGraph(MessagesState): model -> tools_condition -> ToolNode -> model"
-            if self._needs_checkpointer(scenario):
-                settings["approval"] = "interrupt() inside the gated tool, after an authorize event"
-            if any(spec.approval == "deny" for spec in scenario.tools.values()):
-                settings["deny"] = ("the tool raises ToolDenied" if scenario.policy.deny == "stop"
-                                    else "the tool returns a refusal text without running")
-            return graph, settings
+    def _build(self, scenario: Scenario, llm: Any, tools: list[Any], ledger: LedgerClient, checkpointer: Any,
+               settings: dict[str, Any]) -> Any:
+        """The compiled graph of this idiom (recording what it used in `settings`): create_agent."""
         from langchain.agents import create_agent
 
         middleware, mw_settings = self._middleware(scenario, ledger)
         graph = create_agent(llm, tools, middleware=middleware, checkpointer=checkpointer)
         settings.update(graph="langchain.agents.create_agent", middleware=[type(m).__name__ for m in middleware],
                         **mw_settings)
-        return graph, settings
+        return graph
+
+    def _call_limit_middleware(self, n: int | None) -> tuple[list[Any], dict[str, Any]]:
+        """Middleware that limits model calls, and its settings: none (the limit is the recursion_limit)."""
+        return [], {}
+
+    def _calls_translation(self, n: int, default: str, graph: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(invocation config, limit translation) of "n model calls": a recursion_limit derived from the graph."""
+        edges = [(e.source, e.target) for e in graph.get_graph().edges]
+        p, loop = loop_shape(edges)
+        k = p + loop * (n - 1)
+        return {"recursion_limit": k}, {
+            "neutral": n, "native": f"recursion_limit={k}",
+            "formula": f"recursion_limit = p + L*(N-1) = {p} + {loop}*({n}-1) = {k}: p={p} superstep(s) up to "
+                       f"the first model step, L={loop} supersteps per model->tools loop",
+        }
 
     def _limits(self, scenario: Scenario, graph: Any) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
         """(invocation config extras, limits record, unsupported)."""
@@ -363,19 +352,9 @@ class LangGraphAdapter(Adapter):
         limits: dict[str, Any] = {}
         if n is None:
             limits["max_model_calls"] = {"neutral": None, "native": default}
-        elif self.variant == "model-call-limit":
-            limits["max_model_calls"] = {"neutral": n, "native": f"ModelCallLimitMiddleware(thread_limit={n})",
-                                         "note": f"recursion_limit: {default}"}
         else:
-            edges = [(e.source, e.target) for e in graph.get_graph().edges]
-            p, loop = loop_shape(edges)
-            k = p + loop * (n - 1)
-            config["recursion_limit"] = k
-            limits["max_model_calls"] = {
-                "neutral": n, "native": f"recursion_limit={k}",
-                "formula": f"recursion_limit = p + L*(N-1) = {p} + {loop}*({n}-1) = {k}: p={p} superstep(s) up to "
-                           f"the first model step, L={loop} supersteps per model->tools loop",
-            }
+            extra, limits["max_model_calls"] = self._calls_translation(n, default, graph)
+            config.update(extra)
         missing = self.unsupported_limits(scenario)
         for key, entry in missing.items():
             limits[key] = {**entry, "note": UNSUPPORTED_NOTES[key]}
@@ -448,9 +427,8 @@ class LangGraphAdapter(Adapter):
             config["configurable"] = {"thread_id": thread_id}
             settings["thread_id"] = "the business task's run id"
         settings.update({k: v for k, v in extra_config.items()})
-        idiom = "stategraph" if self.variant == "stategraph" else "create_agent"
-        common = dict(settings=settings, mechanisms=self.mechanisms(scenario, self.MECHANISMS[idiom]), limits=limits,
-                      unsupported=unsupported)
+        common = dict(settings=settings, mechanisms=self.mechanisms(scenario, self.MECHANISMS[self.idiom]),
+                      limits=limits, unsupported=unsupported)
 
         prior_ids: set[str] = set()
         before: int | None = None
@@ -616,3 +594,52 @@ def _finish_reason(messages: list[Any]) -> str | None:
         if isinstance(m, AIMessage) and m.response_metadata.get("finish_reason"):
             return str(m.response_metadata["finish_reason"])
     return None
+
+
+class LangGraphStateGraph(LangGraphAdapter):
+    variant = "stategraph"
+    about = "hand-built StateGraph (model node + ToolNode + tools_condition) with interrupt() inside the gated tool"
+    idiom = "stategraph"
+    in_tool_gates = True
+
+    def _build(self, scenario: Scenario, llm: Any, tools: list[Any], ledger: LedgerClient, checkpointer: Any,
+               settings: dict[str, Any]) -> Any:
+        from langgraph.graph import END, START, MessagesState, StateGraph
+        from langgraph.prebuilt import ToolNode, tools_condition
+
+        bound = llm.bind_tools(tools)
+
+        async def call_model(state: MessagesState) -> dict[str, Any]:
+            return {"messages": [await bound.ainvoke(state["messages"])]}
+
+        builder = StateGraph(MessagesState)
+        builder.add_node(MODEL_NODE, call_model)
+        builder.add_node(TOOLS_NODE, ToolNode(tools))
+        builder.add_edge(START, MODEL_NODE)
+        builder.add_conditional_edges(MODEL_NODE, tools_condition, {"tools": TOOLS_NODE, END: END})
+        builder.add_edge(TOOLS_NODE, MODEL_NODE)
+        graph = builder.compile(checkpointer=checkpointer)
+        settings["graph"] = "StateGraph(MessagesState): model -> tools_condition -> ToolNode -> model"
+        if self._needs_checkpointer(scenario):
+            settings["approval"] = "interrupt() inside the gated tool, after an authorize event"
+        if any(spec.approval == "deny" for spec in scenario.tools.values()):
+            settings["deny"] = ("the tool raises ToolDenied" if scenario.policy.deny == "stop"
+                                else "the tool returns a refusal text without running")
+        return graph
+
+
+class LangGraphModelCallLimit(LangGraphAdapter):
+    variant = "model-call-limit"
+    about = "create_agent with ModelCallLimitMiddleware(thread_limit=N) instead of recursion_limit"
+
+    def _call_limit_middleware(self, n: int | None) -> tuple[list[Any], dict[str, Any]]:
+        from langchain.agents.middleware import ModelCallLimitMiddleware
+
+        if n is None:
+            return [], {}
+        return [ModelCallLimitMiddleware(thread_limit=n)], {
+            "ModelCallLimitMiddleware": {"thread_limit": n, "exit_behavior": "end (default)"}}
+
+    def _calls_translation(self, n: int, default: str, graph: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        return {}, {"neutral": n, "native": f"ModelCallLimitMiddleware(thread_limit={n})",
+                    "note": f"recursion_limit: {default}"}

@@ -55,10 +55,7 @@ class OpenAIAgentsAdapter(Adapter):
     distribution = "openai-agents"
     packages = ("openai",)
     min_version = (0, 20)
-    variants = {
-        "default": "the SDK's defaults; max_turns from the scenario",
-        "handled-max-turns": 'error_handlers={"max_turns": ...} returns an answer instead of raising',
-    }
+    about = "the SDK's defaults; max_turns from the scenario"
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls"}),
         step_unit="turn (one model call plus the tools it triggers)",
@@ -152,14 +149,6 @@ class OpenAIAgentsAdapter(Adapter):
         missing = self.unsupported_limits(scenario)
         limits.update(missing)
         unsupported = list(missing)
-        if self.variant == "handled-max-turns":
-            from agents import RunErrorHandlerResult
-
-            def on_max_turns(_data: Any) -> Any:
-                handled.append(True)
-                return RunErrorHandlerResult(final_output=HANDLED_ANSWER)
-
-            kwargs["error_handlers"] = {"max_turns": on_max_turns}
         return kwargs, limits, unsupported
 
     # ---- running
@@ -254,3 +243,20 @@ class OpenAIAgentsAdapter(Adapter):
             output_tokens_reported=usage.output_tokens, runtime_steps=turn, runtime_step_unit="turn",
             cumulative=True,  # RunState carries usage and the turn counter across a resume
         )
+
+
+class OpenAIAgentsHandledMaxTurns(OpenAIAgentsAdapter):
+    variant = "handled-max-turns"
+    about = 'error_handlers={"max_turns": ...} returns an answer instead of raising'
+
+    def _run_kwargs(self, scenario: Scenario, handled: list[bool]) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+        from agents import RunErrorHandlerResult
+
+        kwargs, limits, unsupported = super()._run_kwargs(scenario, handled)
+
+        def on_max_turns(_data: Any) -> Any:
+            handled.append(True)
+            return RunErrorHandlerResult(final_output=HANDLED_ANSWER)
+
+        kwargs["error_handlers"] = {"max_turns": on_max_turns}
+        return kwargs, limits, unsupported

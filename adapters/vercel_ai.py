@@ -70,7 +70,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from loopbench.adapters import node_install
 from loopbench.harness.adapter import Adapter, Capabilities, RunContext
@@ -310,10 +310,9 @@ class VercelAIAdapter(Adapter):
     id = "vercel-ai"
     distribution = "ai"  # an npm package: versions come from adapters/vercel/node_modules
     min_version = MIN_AI
-    variants = {
-        "default": "generateText with the SDK's defaults; stopWhen/timeout/toolApproval from the scenario",
-        "tool-loop-agent": "ToolLoopAgent.generate() with the agent's own defaults where the scenario sets none",
-    }
+    about = "generateText with the SDK's defaults; stopWhen/timeout/toolApproval from the scenario"
+    # the driver runs the idiom named by `variant`; its default step bound, as the driver read it from the SDK
+    default_stop_key: ClassVar[str] = "generateText_stopWhen"
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls", "deadline_s"}),
         step_unit="step (one generation plus the tool executions it triggers)",
@@ -396,8 +395,7 @@ class VercelAIAdapter(Adapter):
         settings = dict(a.get("settings", {}))
         settings.update(node=hello.get("node"), driver_protocol=hello.get("protocol"))
         defaults = hello.get("defaults", {})
-        default_stop = defaults.get("ToolLoopAgent_stopWhen" if self.variant == "tool-loop-agent"
-                                    else "generateText_stopWhen")
+        default_stop = defaults.get(self.default_stop_key)
         limits: dict[str, Any] = {}
         deny = a.get("deny") or {}
         if lim.max_model_calls is not None:
@@ -506,3 +504,8 @@ class VercelAIAdapter(Adapter):
             return NativeSignals(**base, failure="model")
         return NativeSignals(**base, failure="other")
 
+
+class VercelToolLoopAgent(VercelAIAdapter):
+    variant = "tool-loop-agent"
+    about = "ToolLoopAgent.generate() with the agent's own defaults where the scenario sets none"
+    default_stop_key = "ToolLoopAgent_stopWhen"

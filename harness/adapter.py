@@ -1,9 +1,11 @@
-"""The adapter contract: one small base class, capabilities as data, a registry by id.
+"""The adapter contract: one small base class, capabilities as data, a registry by id, variants as types.
 
 An adapter maps a scenario onto its framework's native controls, runs it through the framework's real
 client against the scripted server, and reports native signals and per-segment counters. It never knows
 which scenario it runs beyond what the scenario file says (tools, prompt, neutral limits, approval policy).
-The SDK is imported lazily inside the adapter module; the core never imports a framework SDK.
+The SDK is imported lazily inside the adapter module; the core never imports a framework SDK. The registry
+names each framework's default class; each other variant is a subclass declaring `variant` and `about` that
+overrides only what its idiom changes (`Adapter.idioms()` finds them), so no adapter branches on its variant.
 """
 
 from __future__ import annotations
@@ -51,17 +53,34 @@ class RunContext:
 
 
 class Adapter(ABC):
+    """One framework idiom. The registered class is the framework's `default` variant; every other variant is
+    a subclass that declares its own `variant` id and `about`, and overrides only what its idiom changes."""
+
     id: ClassVar[str]
-    variants: ClassVar[dict[str, str]]  # variant id -> what it changes ("default" is the framework's defaults)
+    variant: ClassVar[str] = "default"
+    about: ClassVar[str]  # what this idiom is ("default": the framework's defaults)
     capabilities: ClassVar[Capabilities]
     distribution: ClassVar[str]  # the package whose version is the framework version
     min_version: ClassVar[tuple[int, ...]] = (0,)
     packages: ClassVar[tuple[str, ...]] = ()  # every package whose version a record lists
 
-    def __init__(self, variant: str = "default"):
-        if variant not in self.variants:
-            raise ValueError(f"{self.id} has no variant {variant!r}; it has {sorted(self.variants)}")
-        self.variant = variant
+    @classmethod
+    def idioms(cls) -> dict[str, type[Adapter]]:
+        """This framework's variants, by id: this class and each subclass that declares a `variant` of its own
+        (in definition order, the default first)."""
+        found: dict[str, type[Adapter]] = {cls.variant: cls}
+        stack = list(cls.__subclasses__())
+        while stack:
+            sub = stack.pop(0)
+            if "variant" in sub.__dict__:
+                found.setdefault(sub.variant, sub)
+            stack.extend(sub.__subclasses__())
+        return found
+
+    @classmethod
+    def variants(cls) -> dict[str, str]:
+        """Variant id -> what it is."""
+        return {v: c.about for v, c in cls.idioms().items()}
 
     @classmethod
     def version(cls) -> str | None:
@@ -132,14 +151,19 @@ class Adapter(ABC):
         """Continue from a copy of a pause snapshot with approval decisions keyed by scripted call id."""
 
 
-def adapter_class(framework: str) -> type[Adapter]:
+def adapter_class(framework: str, variant: str = "default") -> type[Adapter]:
     try:
         target = REGISTRY[framework]
     except KeyError:
         raise BadInput([InputProblem("--framework", "", f"unknown framework {framework!r}; available: "
                                      f"{', '.join(sorted(REGISTRY))}")]) from None
-    module, _, cls = target.partition(":")
-    return getattr(importlib.import_module(module), cls)
+    module, _, name = target.partition(":")
+    cls: type[Adapter] = getattr(importlib.import_module(module), name)
+    idioms = cls.idioms()
+    if variant not in idioms:
+        raise BadInput([InputProblem("--framework", "", f"{framework} has no variant {variant!r}; available: "
+                                     f"{', '.join(idioms)}")])
+    return idioms[variant]
 
 
 @dataclass(frozen=True)
@@ -159,7 +183,7 @@ def describe_frameworks() -> list[FrameworkInfo]:
         except ImportError as exc:  # the adapter module itself failed to import
             out.append(FrameworkInfo(fid, {}, None, f"adapter failed to import: {exc}"))
             continue
-        out.append(FrameworkInfo(fid, dict(cls.variants), cls.version(), cls.unavailable_reason(), cls.capabilities))
+        out.append(FrameworkInfo(fid, cls.variants(), cls.version(), cls.unavailable_reason(), cls.capabilities))
     return out
 
 

@@ -57,7 +57,7 @@ def handle(job: WorkerJob) -> WorkerAnswer:
         _adapter_class(job.framework)
         return WorkerAnswer(ok=True, pid=os.getpid())
     assert job.ctx is not None and job.scenario_file is not None, f"a {job.op} job needs ctx and scenario_file"
-    adapter = _adapter_class(job.framework)(job.variant)
+    adapter = _adapter_class(job.framework).idioms()[job.variant]()
     scenario = _scenario(job.scenario_file)
     ctx = RunContext(**job.ctx.model_dump())
     for d in (ctx.task_dir, ctx.work_dir, ctx.snapshot_dir):

@@ -19,7 +19,7 @@ CAPS = Capabilities(native_limits=frozenset(), step_unit="request", pause="none"
 
 class _Double(Adapter):
     distribution = "httpx"
-    variants = {"default": "test double"}
+    about = "test double"
     capabilities = CAPS
 
     async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext

@@ -60,11 +60,11 @@ def test_recursion_limit_raises_and_supersteps_sit_next_to_model_calls(records, 
     assert r.native.signals.exception_type == "GraphRecursionError"
     assert r.native.signals.limit_signal == "raised"
     translation = r.limits["max_model_calls"]
-    assert translation["native"].startswith("recursion_limit=") and "formula" in translation
-    k = int(translation["native"].split("=")[1])
+    assert translation.native.startswith("recursion_limit=") and translation.formula
+    k = int(translation.native.split("=")[1])
     assert r.native.settings["recursion_limit"] == k  # top level of the config, not inside `configurable`
     # the formula was derived so that the limit allows exactly the neutral number of model calls: verified here
-    assert r.counters.model_requests_observed == translation["neutral"]
+    assert r.counters.model_requests_observed == translation.neutral
     assert r.counters.runtime_step_unit == "superstep"
     assert r.counters.runtime_steps == k  # counted from the stream: every allowed superstep ran
     assert r.counters.runtime_steps != r.counters.model_requests_observed
