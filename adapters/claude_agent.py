@@ -93,7 +93,7 @@ from loopbench.adapters.kit import ANTHROPIC_ID_PREFIX
 from loopbench.harness.adapter import Adapter, Capabilities, RunContext
 from loopbench.harness.errors import LoopbenchError
 from loopbench.harness.ledger_http import LedgerClient
-from loopbench.harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
 SERVER = "loopbench"
@@ -224,17 +224,17 @@ class ClaudeAgentAdapter(Adapter):
     @staticmethod
     def _limits(scenario: Scenario) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
         kwargs: dict[str, Any] = {}
-        limits: dict[str, Any] = {}
+        limits: dict[str, LimitTranslation] = {}
         n = scenario.limits.max_model_calls
         if n is not None:
             kwargs["max_turns"] = n
-            limits["max_model_calls"] = {"neutral": n, "native": f"max_turns={n}"}
+            limits["max_model_calls"] = LimitTranslation(neutral=n, native=f"max_turns={n}")
         else:
-            limits["max_model_calls"] = {"neutral": None, "native": "max_turns unset (SDK and CLI default)"}
+            limits["max_model_calls"] = LimitTranslation(neutral=None, native="max_turns unset (SDK and CLI default)")
         cost = scenario.limits.max_cost_usd
         if cost is not None:
             kwargs["max_budget_usd"] = cost
-            limits["max_cost_usd"] = {"neutral": cost, "native": f"max_budget_usd={cost}"}
+            limits["max_cost_usd"] = LimitTranslation(neutral=cost, native=f"max_budget_usd={cost}")
         missing = ClaudeAgentAdapter.unsupported_limits(scenario)
         limits.update(missing)
         unsupported = list(missing)

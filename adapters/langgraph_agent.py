@@ -94,7 +94,7 @@ from typing import Any, ClassVar
 from loopbench.adapters.kit import ToolDenied, ToolFailed, in_chain, neutral_id
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger_http import LedgerClient
-from loopbench.harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
@@ -331,11 +331,11 @@ class LangGraphAdapter(Adapter):
         edges = [(e.source, e.target) for e in graph.get_graph().edges]
         p, loop = loop_shape(edges)
         k = p + loop * (n - 1)
-        return {"recursion_limit": k}, {
-            "neutral": n, "native": f"recursion_limit={k}",
-            "formula": f"recursion_limit = p + L*(N-1) = {p} + {loop}*({n}-1) = {k}: p={p} superstep(s) up to "
-                       f"the first model step, L={loop} supersteps per model->tools loop",
-        }
+        return {"recursion_limit": k}, LimitTranslation(
+            neutral=n, native=f"recursion_limit={k}",
+            formula=f"recursion_limit = p + L*(N-1) = {p} + {loop}*({n}-1) = {k}: p={p} superstep(s) up to "
+                    f"the first model step, L={loop} supersteps per model->tools loop",
+        )
 
     def _limits(self, scenario: Scenario, graph: Any) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
         """(invocation config extras, limits record, unsupported)."""
@@ -349,15 +349,15 @@ class LangGraphAdapter(Adapter):
         default = (f"recursion_limit default ({bound}, bound by create_agent)" if bound is not None
                    else f"recursion_limit default ({lg_default})")
         config: dict[str, Any] = {}
-        limits: dict[str, Any] = {}
+        limits: dict[str, LimitTranslation] = {}
         if n is None:
-            limits["max_model_calls"] = {"neutral": None, "native": default}
+            limits["max_model_calls"] = LimitTranslation(neutral=None, native=default)
         else:
             extra, limits["max_model_calls"] = self._calls_translation(n, default, graph)
             config.update(extra)
         missing = self.unsupported_limits(scenario)
         for key, entry in missing.items():
-            limits[key] = {**entry, "note": UNSUPPORTED_NOTES[key]}
+            limits[key] = entry.model_copy(update={"note": UNSUPPORTED_NOTES[key]})
         unsupported = list(missing)
         return config, limits, unsupported
 
@@ -641,5 +641,5 @@ class LangGraphModelCallLimit(LangGraphAdapter):
             "ModelCallLimitMiddleware": {"thread_limit": n, "exit_behavior": "end (default)"}}
 
     def _calls_translation(self, n: int, default: str, graph: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        return {}, {"neutral": n, "native": f"ModelCallLimitMiddleware(thread_limit={n})",
-                    "note": f"recursion_limit: {default}"}
+        return {}, LimitTranslation(neutral=n, native=f"ModelCallLimitMiddleware(thread_limit={n})",
+                    note=f"recursion_limit: {default}")

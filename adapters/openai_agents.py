@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 from loopbench.adapters.kit import ToolFailed, in_chain, neutral_id
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger_http import LedgerClient
-from loopbench.harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
 STATE_FILE = "run_state.json"
@@ -139,13 +139,14 @@ class OpenAIAgentsAdapter(Adapter):
         from agents.run import DEFAULT_MAX_TURNS
 
         kwargs: dict[str, Any] = {}
-        limits: dict[str, Any] = {}
+        limits: dict[str, LimitTranslation] = {}
         n = scenario.limits.max_model_calls
         if n is not None:
             kwargs["max_turns"] = n
-            limits["max_model_calls"] = {"neutral": n, "native": f"max_turns={n}"}
+            limits["max_model_calls"] = LimitTranslation(neutral=n, native=f"max_turns={n}")
         else:
-            limits["max_model_calls"] = {"neutral": None, "native": f"max_turns default ({DEFAULT_MAX_TURNS})"}
+            limits["max_model_calls"] = LimitTranslation(neutral=None,
+                                                         native=f"max_turns default ({DEFAULT_MAX_TURNS})")
         missing = self.unsupported_limits(scenario)
         limits.update(missing)
         unsupported = list(missing)

@@ -75,7 +75,7 @@ from typing import Any, ClassVar
 from loopbench.adapters import node_install
 from loopbench.harness.adapter import Adapter, Capabilities, RunContext
 from loopbench.harness.errors import LoopbenchError
-from loopbench.harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
 PROTOCOL_VERSION = 1
@@ -396,22 +396,23 @@ class VercelAIAdapter(Adapter):
         settings.update(node=hello.get("node"), driver_protocol=hello.get("protocol"))
         defaults = hello.get("defaults", {})
         default_stop = defaults.get(self.default_stop_key)
-        limits: dict[str, Any] = {}
+        limits: dict[str, LimitTranslation] = {}
         deny = a.get("deny") or {}
         if lim.max_model_calls is not None:
-            limits["max_model_calls"] = {"neutral": lim.max_model_calls,
-                                         "native": f"stopWhen: isStepCount({lim.max_model_calls})"}
+            limits["max_model_calls"] = LimitTranslation(neutral=lim.max_model_calls,
+                                         native=f"stopWhen: isStepCount({lim.max_model_calls})")
             step_limit = lim.max_model_calls
         elif deny.get("step_bound") is not None:  # hasToolCall replaced the default: the driver restated it
-            limits["max_model_calls"] = {"neutral": None, "native": f"stopWhen not set (SDK default {default_stop}, "
-                                                                   f"restated next to hasToolCall)"}
+            limits["max_model_calls"] = LimitTranslation(
+                neutral=None, native=f"stopWhen not set (SDK default {default_stop}, restated next to hasToolCall)")
             step_limit = deny["step_bound"]
         else:
-            limits["max_model_calls"] = {"neutral": None, "native": f"stopWhen not set (SDK default {default_stop})"}
+            limits["max_model_calls"] = LimitTranslation(
+                neutral=None, native=f"stopWhen not set (SDK default {default_stop})")
             step_limit = _step_limit_of(default_stop)
         if lim.deadline_s is not None:
-            limits["deadline_s"] = {"neutral": lim.deadline_s,
-                                    "native": f"timeout: {{totalMs: {round(lim.deadline_s * 1000)}}}"}
+            limits["deadline_s"] = LimitTranslation(neutral=lim.deadline_s,
+                                    native=f"timeout: {{totalMs: {round(lim.deadline_s * 1000)}}}")
         missing = self.unsupported_limits(scenario)
         limits.update(missing)
         unsupported = list(missing)
@@ -465,7 +466,7 @@ class VercelAIAdapter(Adapter):
                    f"outputs, with a denied approval for {', '.join(tools)} named in stopWhen hasToolCall("
                    f"{', '.join(deny['stop_tools'])})")
             if at_step_limit:
-                why += f"; the step limit ({limits['max_model_calls']['native']}) was reached at the same step"
+                why += f"; the step limit ({limits['max_model_calls'].native}) was reached at the same step"
             notes.append(why)
             extra["inference"] = why
             extra["denied_signal"] = "inferred"
@@ -474,7 +475,7 @@ class VercelAIAdapter(Adapter):
             warned = any("stopWhen" in (w.get("message") or "") for w in a.get("warnings", []))
             why = (f"inferred step limit: the last step ended with finishReason 'tool-calls' and all "
                    f"{last['tool_calls']} tool call(s) had outputs, and steps == {step_limit} "
-                   f"({limits['max_model_calls']['native']})" + ("; the SDK logged its default-stop warning"
+                   f"({limits['max_model_calls'].native})" + ("; the SDK logged its default-stop warning"
                                                                  if warned else ""))
             notes.append(why)
             extra["inference"] = why

@@ -16,10 +16,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, ClassVar, get_args
+from typing import ClassVar, get_args
 
 from loopbench.harness.errors import BadInput, InputProblem
-from loopbench.harness.record import Capabilities, Intent, NeutralLimit, SegmentResult
+from loopbench.harness.record import Capabilities, Intent, LimitTranslation, NeutralLimit, SegmentResult
 from loopbench.harness.scenario import Scenario
 
 # id -> "module:Class". Modules are imported only when the adapter is used.
@@ -117,11 +117,11 @@ class Adapter(ABC):
         return None
 
     @classmethod
-    def unsupported_limits(cls, scenario: Scenario) -> dict[str, dict[str, Any]]:
+    def unsupported_limits(cls, scenario: Scenario) -> dict[str, LimitTranslation]:
         """The neutral limits the scenario sets that the framework has no native control for, as limit
         translations with no native setting: recorded as unsupported, never emulated, never dropped."""
         return {
-            name: {"neutral": value, "native": None}
+            name: LimitTranslation(neutral=value, native=None)
             for name in get_args(NeutralLimit)
             if name not in cls.capabilities.native_limits and (value := getattr(scenario.limits, name)) is not None
         }
