@@ -42,3 +42,24 @@ def environment() -> dict[str, Any]:
         "cores": os.cpu_count(),
         "memory_gb": round(psutil.virtual_memory().total / 2**30, 1),
     }
+
+
+# What a worker (and the framework children it starts: a Claude CLI, a Node driver) gets from this process's
+# environment: an allow-list, so no credential, token or proxy setting of the user's reaches a framework. Every
+# address loopbench talks to is loopback, so proxies are switched off for it explicitly as well.
+CHILD_ENV_NAMES = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR", "TEMP", "TMP",
+    "PYTHONPATH", "PYTHONHASHSEED", "VIRTUAL_ENV", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+    "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
+})
+CHILD_ENV_PREFIXES = ("LC_", "LOOPBENCH_", "npm_config_")
+LOOPBACK = "127.0.0.1,localhost,::1"
+
+
+def child_environment(parent: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a worker process: the allow-listed variables of `parent` (default: this process),
+    loopback exempt from any proxy, unbuffered Python output."""
+    parent = dict(os.environ) if parent is None else parent
+    env = {k: v for k, v in parent.items() if k in CHILD_ENV_NAMES or k.startswith(CHILD_ENV_PREFIXES)}
+    env.update(NO_PROXY=LOOPBACK, no_proxy=LOOPBACK, PYTHONUNBUFFERED="1")
+    return env

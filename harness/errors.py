@@ -59,8 +59,8 @@ class WorkerDied(LoopbenchError):
 
 def _field_path(loc: tuple[Any, ...]) -> str:
     # pydantic puts union-branch names in loc (e.g. 'int', 'Bound', 'list[str]'); they mean nothing to a user
-    parts = [str(p) for p in loc
-             if not (isinstance(p, str) and (p[:1].isupper() or p in {"int", "float", "str"} or "[" in p))]
+    parts = [str(p) for p in loc if not (isinstance(p, str) and (
+        p[:1].isupper() or p in {"int", "float", "str"} or "[" in p or p.startswith(("constrained-", "function-"))))]
     return ".".join(parts)
 
 

@@ -8,11 +8,14 @@ never a record. It imports the record module only, so the reports can read throu
 
 from __future__ import annotations
 
+import datetime as dt
+import fcntl
 import json
 import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from loopbench.harness.errors import BadInput, InputProblem
 from loopbench.harness.record import RunRecord
@@ -51,16 +54,33 @@ def read_lines(path: Path) -> Lines:
     return split_lines(path.read_bytes(), path)
 
 
-class ResultsStore:
-    """`DIR/results.jsonl`: append records, or find the complete ones to `--continue` from."""
+PREVIOUS_NAME = "results.previous.jsonl"
+LOCK_NAME = ".loopbench.lock"
 
-    def __init__(self, path: Path):
+
+class ResultsStore:
+    """`DIR/results.jsonl`: append records, or find the complete ones to `--continue` from.
+
+    With `replace`, the results already there are kept until the first new record exists: then they are moved
+    to `results.previous.jsonl` (replacing an older one) and the new file starts. A run that fails before it
+    records anything loses nothing."""
+
+    def __init__(self, path: Path, replace: bool = False):
         self.path = path
         self._lock = threading.Lock()
+        self._replace = replace
 
     def append(self, record: RunRecord) -> None:
         line = record.model_dump_json() + "\n"
-        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
+        with self._lock:
+            if self._replace:
+                if self.path.exists():
+                    os.replace(self.path, self.path.with_name(PREVIOUS_NAME))
+                self._replace = False
+            self._write(line)
+
+    def _write(self, line: str) -> None:
+        with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
@@ -86,3 +106,36 @@ class ResultsStore:
             except (ValueError, KeyError, TypeError):
                 raise BadInput(f"{self.path}: line {n} is not a RunRecord; cannot --continue from this file") from None
         return keys, warnings
+
+
+class OutLock:
+    """An exclusive lock on an output directory for the length of a run (`DIR/.loopbench.lock`, released when
+    the process ends, however it ends). A second writer is refused with the holder named."""
+
+    def __init__(self, out_dir: Path):
+        self.path = out_dir / LOCK_NAME
+        self._fh: Any = None
+
+    def __enter__(self) -> OutLock:
+        fh = open(self.path, "a+")  # noqa: SIM115 - held for the run
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            fh.close()
+            raise BadInput([InputProblem(str(self.path.parent), "--out", f"in use by {holder}: two runs cannot "
+                                         "write one results directory (wait for it, or choose another --out)")]
+                           ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"loopbench pid {os.getpid()}, started {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}")
+        fh.flush()
+        self._fh = fh
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fh is not None:
+            self._fh.truncate(0)
+            self._fh.close()  # closing releases the lock
+            self._fh = None

@@ -15,21 +15,23 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import queue
 import secrets
 import shutil
+import signal
 import threading
 import uuid
 from collections import Counter as Tally
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from loopbench import __version__
 from loopbench.harness.adapter import adapter_class
-from loopbench.harness.environment import environment
+from loopbench.harness.environment import child_environment, environment
 from loopbench.harness.errors import BadInput, WorkerDied, WorkerHung
 from loopbench.harness.judge import TaskEvidence, TaskIdentity, judge
 from loopbench.harness.ledger import Ledger
@@ -38,7 +40,7 @@ from loopbench.harness.messages import JobContext, WorkerJob
 from loopbench.harness.model_server.app import ModelServer, running
 from loopbench.harness.pool import Slot
 from loopbench.harness.record import Capabilities, RunRecord, Segment, SegmentResult
-from loopbench.harness.results_store import RESULTS_NAME, ResultsStore, TaskKey
+from loopbench.harness.results_store import RESULTS_NAME, OutLock, ResultsStore, TaskKey
 from loopbench.harness.scenario import Scenario
 
 HARD_MARGIN_S = 60.0  # added to a segment's scripted delays and deadline before it counts as hung
@@ -61,7 +63,7 @@ class SuiteSummary:
     records: int = 0
     errors: int = 0
     skipped: int = 0  # already in the results file (--continue)
-    interrupted: bool = False
+    interrupted: str | None = None  # the signal that stopped the run: "SIGINT" | "SIGTERM"
     outcomes: Tally[str] = field(default_factory=Tally)
     results_file: Path | None = None
     warnings: list[str] = field(default_factory=list)
@@ -83,12 +85,13 @@ class Suite:
                                   call_status=self.ledger.call_status)
         self.env = environment()
         self.base_url = ""
-        self.store = ResultsStore(self.out / RESULTS_NAME)
+        # a fresh run replaces earlier results in this directory, once it has a record of its own
+        self.store = ResultsStore(self.out / RESULTS_NAME, replace=not plan.resume_partial)
         self.slots: queue.Queue[Slot] = queue.Queue()
         self.all_slots: list[Slot] = []
         self.stopping = threading.Event()
         self.versions: dict[str, tuple[str | None, dict[str, str]]] = {}
-        worker_env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        worker_env = child_environment()  # allow-listed: no user credential or proxy reaches a framework
         for i in range(plan.jobs):
             logs = self.out / "traces" / "workers"
             slot = Slot(i, logs, worker_env)
@@ -162,6 +165,8 @@ class Suite:
             hung_reason = str(exc)
         except WorkerDied as exc:
             harness_error = f"worker died: {exc}"
+        except Exception as exc:  # loopbench broke on this task: that task is `error`, the suite goes on
+            harness_error = f"harness: {type(exc).__name__}: {exc}"
         finally:
             self.slots.put(slot)
         # an abandoned call still commits at its scripted point: let it, so the record sees every effect
@@ -178,7 +183,12 @@ class Suite:
             harness_error=harness_error, hung_reason=hung_reason, cpu_s=cpu, peak_rss_mb=rss,
         )
         trace = self.out / "traces" / f"{run_id}.jsonl"
-        judged = judge(identity, evidence, trace=str(trace.relative_to(self.out)))
+        try:
+            judged = judge(identity, evidence, trace=str(trace.relative_to(self.out)))
+        except Exception as exc:  # judging broke (e.g. out of memory): still one record, `error`, with why
+            why = f"harness: judging failed: {type(exc).__name__}: {exc}"
+            judged = judge(identity, TaskEvidence(segments=[], results=[], requests=[], ledger=[], harness_error=why),
+                           trace=str(trace.relative_to(self.out)))
         self._write_trace(trace, judged.record, judged.reason)
         self.server.unregister_run(run_id)
         self.ledger.unregister_run(run_id)
@@ -220,16 +230,42 @@ def _prepare_out(out: Path) -> None:
 
 
 def run_suite(plan: RunPlan) -> SuiteSummary:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    """Run the plan into `plan.out_dir`, which is locked for the run (a second writer is BadInput). SIGINT and
+    SIGTERM stop it cleanly: finished runs are kept, the workers and their children are killed, and
+    `summary.interrupted` names the signal."""
     _prepare_out(plan.out_dir)
     results = plan.out_dir / RESULTS_NAME
     summary = SuiteSummary(results_file=results)
     done: set[TaskKey] = set()
-    if plan.resume_partial:
-        done, summary.warnings = ResultsStore(results).finished_keys()
-    else:
-        results.unlink(missing_ok=True)  # a fresh run replaces earlier results in this directory
+    with OutLock(plan.out_dir), _sigterm_interrupts():
+        if plan.resume_partial:
+            done, summary.warnings = ResultsStore(results).finished_keys()
+        return _run_tasks(plan, summary, done)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C."""
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        yield
+        return
+
+    def on_term(_signum: int, _frame: Any) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> SuiteSummary:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     # framework-major order: a slot keeps one framework's warm workers for as long as possible
     tasks = [(s, f, v, r) for f, v in plan.variants for s in plan.scenarios for r in range(1, plan.repeat + 1)
              if (s.id, f, v, r) not in done]
@@ -258,8 +294,8 @@ def run_suite(plan: RunPlan) -> SuiteSummary:
             futures = [pool.submit(one, t) for t in tasks]
             for f in futures:
                 f.result()
-        except KeyboardInterrupt:  # Ctrl-C: keep what finished, stop the rest cleanly
-            summary.interrupted = True
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: keep what finished, stop the rest cleanly
+            summary.interrupted = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
             suite.stopping.set()
             suite.kill_workers()
         finally:

@@ -11,15 +11,16 @@ one `BadInput` naming file, field path and reason for each.
 from __future__ import annotations
 
 import copy
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from loopbench.harness.errors import BadInput, InputProblem, validation_problems
 from loopbench.harness.record import PER_TOOL_COUNTERS, SCALAR_COUNTERS, Outcome
+from loopbench.harness.yaml_input import InputError, read_yaml
 
 # package data, found the same way in a checkout (editable install) and in an installed wheel
 SCENARIO_DIR = Path(str(resources.files("loopbench.scenarios")))
@@ -32,6 +33,17 @@ Category = Literal[
 ResultCondition = Literal["any", "receipt", "error", "none", "no_receipt"]
 
 ID_PATTERN = r"^[A-Za-z0-9_]+$"
+MAX_TOOL_NAME = 40  # 64 in the OpenAI and Anthropic APIs, less the Claude SDK's `mcp__loopbench__` prefix
+TOOL_NAME_PATTERN = rf"[A-Za-z][A-Za-z0-9_-]{{0,{MAX_TOOL_NAME - 1}}}"
+# Bounds on every number that reaches a sleep, a timeout, an allocation or a count: a scenario that validates
+# must not be able to crash, stall or exhaust the runner (e.g. `deadline_s: .inf`, `delay_s: 1e300`,
+# `size_bytes: 1e13`). Generous next to any real scenario; the reason is each one's comment.
+MAX_SECONDS = 600.0  # one delay, timeout or deadline: ten minutes is far past any loop the suite measures
+MAX_OUTPUT_BYTES = 50_000_000  # one tool output: 50 MB, well past any context window
+MAX_COUNT = 1_000  # repetitions of a step or a failure, a resume's pause number, a limit on model calls
+MAX_TOKENS = 10**9  # scripted usage and token budgets
+MAX_COST_USD = 10_000.0
+MAX_SAFETY_CAP = 10_000  # model requests per run
 # a repeating turn numbers its calls: "kb_{n}" is served as kb_1, kb_2, ...
 CALL_ID_PATTERN = r"^[A-Za-z0-9_]+(\{n\}[A-Za-z0-9_]*)?$"
 
@@ -41,8 +53,8 @@ class Strict(BaseModel):
 
 
 class Usage(Strict):
-    input_tokens: int = Field(ge=0)
-    output_tokens: int = Field(ge=0)
+    input_tokens: int = Field(ge=0, le=MAX_TOKENS)
+    output_tokens: int = Field(ge=0, le=MAX_TOKENS)
 
 
 class ModelSpec(Strict):
@@ -59,7 +71,7 @@ class ToolError(Strict):
 class ToolTimeout(Strict):
     """The call runs `after_s`, then fails as a timeout; `committed` says whether its effect happened."""
 
-    after_s: float = Field(ge=0)
+    after_s: float = Field(ge=0, le=MAX_SECONDS)
     committed: bool
 
 
@@ -69,9 +81,9 @@ class ToolStep(Strict):
     result: str | dict[str, Any] | None = None
     error: ToolError | None = None
     timeout: ToolTimeout | None = None
-    delay_s: float = Field(default=0, ge=0)
-    size_bytes: int | None = Field(default=None, gt=0)
-    times: int = Field(default=1, ge=1)
+    delay_s: float = Field(default=0, ge=0, le=MAX_SECONDS)
+    size_bytes: int | None = Field(default=None, gt=0, le=MAX_OUTPUT_BYTES)
+    times: int = Field(default=1, ge=1, le=MAX_COUNT)
 
     @model_validator(mode="after")
     def _one_kind(self) -> ToolStep:
@@ -126,7 +138,7 @@ class HttpFailure(Strict):
     (`message` overrides its text)."""
 
     status: Literal[400, 401, 403, 404, 408, 409, 429, 500, 502, 503, 529]
-    times: int | Literal["forever"] = 1
+    times: Annotated[int, Field(ge=1, le=MAX_COUNT)] | Literal["forever"] = 1
     headers: dict[str, str] | None = None
     message: str | None = None
 
@@ -136,11 +148,11 @@ class Turn(Strict):
     after: After | None = None  # None: the opening turn (no scripted call in the conversation yet)
     calls: list[ScriptedCall] = Field(default_factory=list)
     text: str | None = None
-    repeat: int | Literal["forever"] = 1
+    repeat: Annotated[int, Field(ge=1, le=MAX_COUNT)] | Literal["forever"] = 1
     usage: Usage | None = None
     fail_first: list[HttpFailure] = Field(default_factory=list)
-    delay_s: float = Field(default=0, ge=0)
-    stream_delay_s: float = Field(default=0, ge=0)
+    delay_s: float = Field(default=0, ge=0, le=MAX_SECONDS)
+    stream_delay_s: float = Field(default=0, ge=0, le=MAX_SECONDS)
 
     @model_validator(mode="after")
     def _content(self) -> Turn:
@@ -157,10 +169,10 @@ class Turn(Strict):
 
 # ---------------------------------------------------------------- limits, approvals, evidence, expect
 class Limits(Strict):
-    max_model_calls: int | None = Field(default=None, ge=1)
-    max_total_tokens: int | None = Field(default=None, ge=1)
-    max_cost_usd: float | None = Field(default=None, gt=0)
-    deadline_s: float | None = Field(default=None, gt=0)
+    max_model_calls: int | None = Field(default=None, ge=1, le=MAX_COUNT)
+    max_total_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
+    max_cost_usd: float | None = Field(default=None, gt=0, le=MAX_COST_USD)
+    deadline_s: float | None = Field(default=None, gt=0, le=MAX_SECONDS)
 
 
 class Policy(Strict):
@@ -175,7 +187,7 @@ class Policy(Strict):
 class Resume(Strict):
     """Resume pause number `pause` (1-based, in the order the task paused) with these decisions."""
 
-    pause: int = Field(default=1, ge=1)
+    pause: int = Field(default=1, ge=1, le=MAX_COUNT)
     decisions: dict[str, Literal["approve", "reject"]]
 
 
@@ -245,7 +257,7 @@ class Scenario(Strict):
     resumes: list[Resume] = Field(default_factory=list)
     completion: Completion
     expect: Expect
-    safety_cap: int = Field(default=50, ge=1)
+    safety_cap: int = Field(default=50, ge=1, le=MAX_SAFETY_CAP)
     source: str = Field(default="", exclude=True)  # the file it came from
 
     # ---- derived views used by the server, the ledger and the adapters
@@ -285,18 +297,16 @@ _UNREADABLE = object()
 def _read_yaml(path: Path, problems: list[InputProblem]) -> Any:
     """The file's YAML data, or _UNREADABLE after recording why."""
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problems.append(InputProblem(str(path), where, f"YAML syntax error: {getattr(exc, 'problem', exc)}"))
+        return read_yaml(path)
+    except InputError as exc:
+        problems.append(InputProblem(str(path), exc.where, exc.reason))
     except OSError as exc:
         problems.append(InputProblem(str(path), "", f"cannot read: {exc.strerror}"))
     return _UNREADABLE
 
 
 def load_claim_ids(path: Path = CLAIMS_FILE) -> set[str]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else None
+    data = read_yaml(path) if path.exists() else None
     return {c["id"] for c in (data or {}).get("claims", [])}
 
 
@@ -343,8 +353,41 @@ def _cross_checks(sc: Scenario, claim_ids: set[str] | None) -> list[tuple[str, s
         elif name not in SCALAR_COUNTERS:
             out.append((f"expect.counters.{name}", "not a RunRecord counter name"))
     for name, spec in sc.tools.items():
+        if not re.fullmatch(TOOL_NAME_PATTERN, name):
+            out.append((f"tools.{name}", f"a tool name is 1-{MAX_TOOL_NAME} letters, digits, _ or - starting with a "
+                        "letter (what every wire protocol and framework accepts, with the Claude SDK's mcp__ prefix)"))
         if spec.idempotency_arg and spec.idempotency_arg not in spec.parameters.get("properties", {}):
             out.append((f"tools.{name}.idempotency_arg", "not one of the tool's parameters"))
+    out += _reachability(sc)
+    return out
+
+
+def _reachability(sc: Scenario) -> list[tuple[str, str]]:
+    """Turns the model can never serve: one that waits on a call of its own, and every turn no served turn's
+    call leads to (the opening turns have no `after`). Such a script would be blamed on the framework.
+    Repeating turns are left out: naming their own call template is how they say when to continue."""
+    out: list[tuple[str, str]] = []
+    owner = {c.id: t.id for t in sc.script for c in t.calls}
+    repeating = {t.id for t in sc.script if t.repeat != 1}
+    for i, turn in enumerate(sc.script):
+        if turn.id not in repeating and turn.after and owner.get(turn.after.call) == turn.id:
+            out.append((f"script.{i}.after.call", f"turn {turn.id!r} waits on its own call {turn.after.call!r}"))
+    reachable = {t.id for t in sc.script if t.after is None}
+    grew = True
+    while grew:
+        grew = False
+        for t in sc.script:
+            if t.id not in reachable and t.after and (owner.get(t.after.call) in reachable or t.id in repeating):
+                reachable.add(t.id)
+                grew = True
+    if not any(t.after is None for t in sc.script):
+        out.append(("script", "no opening turn: every turn waits on a call, so the first request has no answer"))
+    else:
+        for i, t in enumerate(sc.script):
+            # a call id no turn makes, or a turn's own call, is reported above
+            if t.id not in reachable and t.after and owner.get(t.after.call) not in (None, t.id):
+                out.append((f"script.{i}", f"turn {t.id!r} can never be served: no reachable turn makes call "
+                            f"{t.after.call!r}"))
     return out
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import os
 import resource
+import signal
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -72,9 +74,26 @@ def handle(job: WorkerJob) -> WorkerAnswer:
                         peak_rss_mb=_peak_rss_mb(), pid=os.getpid())
 
 
+PARENT_POLL_S = 0.5
+
+
+def _die_with_parent() -> None:
+    """When the runner is gone (killed, even with -9), take this worker's whole process group with it: the
+    framework's children (a Claude CLI, a Node driver) are in it, and nobody else would ever stop them."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+
+
 def main() -> None:
     # the protocol channel is a private copy of stdout; fd 1 then points at stderr, so whatever a framework
     # prints cannot corrupt the protocol
+    _die_with_parent()
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr

@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 
 from loopbench.harness.adapter import adapter_class, resolve_selection
-from loopbench.harness.environment import environment
+from loopbench.harness.environment import child_environment, environment
 from loopbench.harness.messages import JobContext, WorkerJob
 from loopbench.harness.model_server import ModelServer, running
 from loopbench.harness.pool import Worker
@@ -122,7 +122,7 @@ def overhead_numbers(frameworks: list[tuple[str, str]], repetitions: int, work: 
     plan = RunPlan(scenarios=[scenario], variants=frameworks, jobs=1, out_dir=work / "lb", show_progress=False)
     (work / "lb" / "traces").mkdir(parents=True)
     suite = Suite(plan)
-    bare_worker = Worker(work / "bare-worker.log", {**os.environ, "PYTHONUNBUFFERED": "1"})
+    bare_worker = Worker(work / "bare-worker.log", child_environment())
     with running(suite.server) as base_url:
         suite.base_url = base_url
         for framework, variant in frameworks:

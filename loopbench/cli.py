@@ -102,14 +102,17 @@ def run(
         list[str] | None, typer.Option("--framework", "-f", help="F (every variant) or F:VARIANT")
     ] = None,
     scenario: Annotated[list[str] | None, typer.Option("--scenario", "-s", help="scenario id glob")] = None,
-    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="runs at a time (default: cores)")] = None,
-    repeat: Annotated[int, typer.Option("--repeat", min=1, help="repetitions of each run")] = 1,
+    # bounds: each slot is two warm worker processes (~120-250 MB each); a repetition is a whole suite run
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, max=32,
+                                             help="runs at a time, 1-32 (default: cores)")] = None,
+    repeat: Annotated[int, typer.Option("--repeat", min=1, max=100, help="repetitions of each run, 1-100")] = 1,
     out_dir: Annotated[Path, typer.Option("--out", help="output directory")] = Path("results/latest"),
     resume_partial: Annotated[
         bool, typer.Option("--continue", help="keep DIR/results.jsonl and run only what is missing")
     ] = False,
     hard_margin: Annotated[float | None, typer.Option(
-        "--hard-margin", min=0.0, help="seconds past a run's scripted time before it is hung (default 60)")
+        "--hard-margin", min=1.0, max=3600.0,
+        help="seconds past a run's scripted time before it is hung, 1-3600 (default 60)")
     ] = None,
 ) -> None:
     """Run the suite: DIR/results.jsonl (one RunRecord per line, appended as each run finishes) and DIR/traces/."""
@@ -144,8 +147,8 @@ def run(
     if summary.results_file and summary.results_file.exists() and summary.results_file.stat().st_size:
         _write_reports(out_dir, "md,html,csv,json")
     if summary.interrupted:
-        err.print("interrupted: finished runs are kept; `--continue` runs the rest")
-        raise typer.Exit(130)
+        err.print(f"interrupted ({summary.interrupted}): finished runs are kept; `--continue` runs the rest")
+        raise typer.Exit(143 if summary.interrupted == "SIGTERM" else 130)
     raise typer.Exit(1 if summary.errors else 0)
 
 

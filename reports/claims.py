@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from loopbench.harness.errors import BadInput, InputProblem, validation_problems
 from loopbench.harness.record import RunRecord
+from loopbench.harness.yaml_input import InputError, read_yaml
 
 CLAIMS_FILE = Path(str(resources.files("loopbench.reports").joinpath("claims.yaml")))  # package data
 RECORD_FIELDS = frozenset(RunRecord.model_fields)
@@ -321,11 +321,11 @@ def load_claims(path: Path | str = CLAIMS_FILE) -> list[Claim]:
     p = Path(path)
     file = str(p)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = read_yaml(p)
     except OSError as exc:
         raise BadInput([InputProblem(file, "", f"cannot read: {exc.strerror or exc}")]) from exc
-    except yaml.YAMLError as exc:
-        raise BadInput([InputProblem(file, "", f"not valid YAML: {exc}")]) from exc
+    except InputError as exc:
+        raise BadInput([InputProblem(file, exc.where, exc.reason)]) from exc
     try:
         parsed = ClaimsFile.model_validate(data)
     except ValidationError as exc:

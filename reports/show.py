@@ -29,11 +29,15 @@ class Section:
 
 
 def read_trace(results_dir: Path, rec: RunRecord, limit: int = MAX_TRACE_EVENTS) -> tuple[list[dict[str, Any]], str]:
-    """The run's trace events (record.trace is relative to the results directory) and a note on what is missing."""
+    """The run's trace events (record.trace is relative to the results directory) and a note on what is missing.
+    A trace path that leads outside the results directory (absolute, `..`, a link) is refused, never read: a
+    results file may come from elsewhere."""
     if not rec.trace:
         return [], "this run has no trace"
-    path = Path(rec.trace)
-    path = path if path.is_absolute() else results_dir / path
+    root = results_dir.resolve()
+    path = (root / rec.trace).resolve()
+    if not path.is_relative_to(root):
+        return [], f"trace path {rec.trace!r} leads outside the results directory: not read"
     if not path.is_file():
         return [], f"trace file {path} not found"
     events, bad, total = [], 0, 0

@@ -98,3 +98,9 @@ def test_list_shows_each_adapters_declared_capabilities():
     assert frameworks["claude-agent-sdk"]["capabilities"]["native_limits"] == ["max_cost_usd", "max_model_calls"]
     table = runner.invoke(app, ["list"]).output
     assert "capabilities (declared by each adapter)" in table and "hasToolCall" in table
+
+
+def test_run_options_are_bounded():
+    for args in (["--jobs", "0"], ["--jobs", "1000"], ["--repeat", "1000"], ["--hard-margin", "0"]):
+        result = runner.invoke(app, ["run", *args])
+        assert result.exit_code == 2, (args, result.output)

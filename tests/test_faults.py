@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -119,3 +121,54 @@ def test_ctrl_c_stops_cleanly_keeps_what_finished_and_continue_runs_the_rest(tmp
     final = [json.loads(x) for x in results.read_text().splitlines()]
     assert sorted((r["framework"], r["scenario"]) for r in final) == sorted(
         (f, s) for f in ("double-onecall", "double-hang") for s in ("support_draft_completes", "approval_pause"))
+
+
+def _cli_run(tmp_path, *extra: str) -> tuple[subprocess.Popen[str], Path]:
+    env = {**os.environ, "LOOPBENCH_EXTRA_ADAPTERS": ",".join(f"{k}={v}" for k, v in DOUBLES.items())}
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "loopbench.cli", "run", "-f", "double-onecall", "-f", "double-hang",
+           "-s", "support_draft_completes", "-s", "approval_pause", "--jobs", "1", "--out", str(out), *extra]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (results.exists() and len(results.read_text().splitlines()) >= 2):
+        time.sleep(0.2)
+    time.sleep(1.0)  # the hanging double is now running
+    return proc, out
+
+
+def _worker_pids(proc: subprocess.Popen[str]) -> list[int]:
+    return [c.pid for c in psutil.Process(proc.pid).children()
+            if "loopbench.harness.worker" in " ".join(c.cmdline())]
+
+
+def _alive(pids: list[int], within_s: float) -> list[int]:
+    deadline = time.monotonic() + within_s
+    while True:
+        alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.2)
+
+
+def test_sigterm_stops_cleanly_like_ctrl_c_with_exit_143(tmp_path):
+    proc, out = _cli_run(tmp_path)
+    workers = _worker_pids(proc)
+    assert workers, "no worker found"
+    os.kill(proc.pid, signal.SIGTERM)  # the runner only, as a service manager would
+    output, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 143, output
+    assert "interrupted (SIGTERM)" in output and (out / "report.md").exists()
+    assert len((out / "results.jsonl").read_text().splitlines()) == 2
+    assert _alive(workers, within_s=5) == []
+
+
+def test_workers_die_with_a_killed_runner(tmp_path):
+    """kill -9 of `loopbench run` handles nothing; its workers notice and take their process groups along."""
+    proc, _ = _cli_run(tmp_path)
+    workers = _worker_pids(proc)
+    assert workers, "no worker found"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    assert _alive(workers, within_s=10) == []

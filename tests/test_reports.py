@@ -259,3 +259,19 @@ def test_capabilities_come_from_the_records(records) -> None:
     assert (row["native limits"], row["step unit"], row["deny"], row["notes"]) == (
         "max_model_calls", "turn", "a guardrail", "n")
     assert bool(row["pause survives a restart"]) is True
+
+
+@pytest.mark.parametrize("trace", ["../secret.txt", "/etc/hostname", "traces/../../secret.txt", "link.jsonl"])
+def test_a_trace_path_outside_the_results_directory_is_never_read(tmp_path: Path, records, trace) -> None:
+    from loopbench.reports.show import read_trace
+
+    results = tmp_path / "results"
+    results.mkdir()
+    (tmp_path / "secret.txt").write_text('{"event": "SECRET"}\n')
+    (results / "link.jsonl").symlink_to(tmp_path / "secret.txt")
+    events, note = read_trace(results, records[0].model_copy(update={"trace": trace}))
+    assert events == [] and "outside the results directory" in note
+    (results / "traces").mkdir()
+    (results / "traces" / "ok.jsonl").write_text('{"event": "fine"}\n')
+    events, _ = read_trace(results, records[0].model_copy(update={"trace": "traces/ok.jsonl"}))
+    assert events == [{"event": "fine"}]

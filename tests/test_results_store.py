@@ -28,3 +28,28 @@ def test_continue_cuts_the_torn_tail_and_keeps_the_complete_records(tmp_path):
     keys, warnings = ResultsStore(f).finished_keys()
     assert keys == {("s", "f", "default", 1)} and len(warnings) == 1
     assert f.read_bytes() == (LINE + "\n").encode()
+
+
+def test_a_fresh_run_keeps_the_old_results_until_it_has_a_record(tmp_path, make_scenario):
+    from loopbench.harness.record import RunRecord
+
+    f = tmp_path / "results.jsonl"
+    f.write_text(LINE + "\n")
+    store = ResultsStore(f, replace=True)
+    assert f.read_text() == LINE + "\n"  # nothing recorded yet (a start-up failure here loses nothing)
+    rec = RunRecord(run_id="r", scenario="s", framework="f", started_at="t", outcome="completed", outcome_rule=8,
+                    verdict="conforms")
+    store.append(rec)
+    store.append(rec)
+    assert len(f.read_text().splitlines()) == 2 and (tmp_path / "results.previous.jsonl").read_text() == LINE + "\n"
+
+
+def test_the_output_directory_is_locked_and_the_holder_named(tmp_path):
+    from loopbench.harness.results_store import OutLock
+
+    with OutLock(tmp_path):
+        with pytest.raises(BadInput, match=r"in use by loopbench pid \d+"):
+            with OutLock(tmp_path):
+                pass
+    with OutLock(tmp_path):  # released: the next run takes it
+        pass

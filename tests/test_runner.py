@@ -129,3 +129,24 @@ def test_the_task_dir_is_shared_by_every_segment_and_resumes_run_elsewhere(tmp_p
     assert seen["snapshot"] == "paused" and seen["store_from_pid"] is not None
     assert seen["store_from_pid"] != seen["my_pid"]  # written by the first run's process, read by the resumer
     assert not any(d.name == "resumes" for d in r.deviations)
+
+
+def test_a_harness_failure_on_one_task_is_that_task_error_and_the_suite_goes_on(tmp_path, monkeypatch):
+    import loopbench.harness.runner as runner_mod
+
+    real = runner_mod.judge
+    calls = {"n": 0}
+
+    def flaky(identity, evidence, trace=None):
+        calls["n"] += 1
+        if calls["n"] == 1 and evidence.segments:  # the first task's judging breaks
+            raise MemoryError("simulated")
+        return real(identity, evidence, trace=trace)
+
+    monkeypatch.setattr(runner_mod, "judge", flaky)
+    summary, recs = run(tmp_path, ["double-onecall"], scenarios=("support_draft_completes", "approval_pause"), jobs=1)
+    outcomes = sorted((r.outcome, r.error_reason or "") for r in
+                      (RunRecord.model_validate(json.loads(x)) for x in (tmp_path / "results.jsonl").read_text().splitlines()))
+    assert len(outcomes) == 2 and summary.errors == 1
+    assert outcomes[0][0] != "error" or outcomes[1][0] != "error"
+    assert any(o == "error" and "judging failed: MemoryError" in why for o, why in outcomes)

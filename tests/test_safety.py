@@ -53,3 +53,64 @@ def test_an_output_dir_that_cannot_be_written_is_bad_input(tmp_path: Path):
                                       "--out", str(blocker / "out")])
     assert result.exit_code == 2
     assert "not writable" in result.output
+
+
+def test_proxy_variables_never_carry_loopback_traffic(tmp_path, monkeypatch):
+    """HTTP(S)_PROXY / ALL_PROXY point at a local listener that records whatever reaches it: a run of every
+    framework sends it nothing (children get an allow-listed environment and loopback is exempt)."""
+    import socket
+    import threading
+
+    from loopbench.harness.adapter import adapter_class
+
+    received: list[bytes] = []
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    received.append(conn.recv(4096))
+                except OSError:
+                    received.append(b"<connected>")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    proxy = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.setenv(var, proxy)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    variants = [(f, "default") for f in ("openai-agents", "langgraph", "claude-agent-sdk", "vercel-ai")
+                if adapter_class(f).unavailable_reason() is None]
+    chosen = [s for s in load_scenarios() if s.id == "support_draft_completes"]
+    try:
+        run_suite(RunPlan(scenarios=chosen, variants=variants, jobs=2, out_dir=tmp_path, show_progress=False))
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        listener.close()
+    assert received == []
+    records = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert len(records) == len(variants) == 4
+    assert {r["outcome"] for r in records} == {"completed"}
+
+
+def test_children_get_an_allow_listed_environment():
+    from loopbench.harness.environment import child_environment
+
+    env = child_environment({"PATH": "/bin", "OPENAI_API_KEY": "sk-real", "AWS_SECRET_ACCESS_KEY": "x",
+                             "HTTPS_PROXY": "http://proxy:3128", "LC_ALL": "C.UTF-8", "LOOPBENCH_CACHE": "/c",
+                             "GITHUB_TOKEN": "t"})
+    assert env["PATH"] == "/bin" and env["LC_ALL"] == "C.UTF-8" and env["LOOPBENCH_CACHE"] == "/c"
+    assert not {"OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "HTTPS_PROXY", "GITHUB_TOKEN"} & set(env)
+    assert "127.0.0.1" in env["NO_PROXY"] and env["no_proxy"] == env["NO_PROXY"]

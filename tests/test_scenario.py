@@ -137,7 +137,7 @@ def test_yaml_syntax_error_gives_the_line(suite_copy: Path):
     path = suite_copy / "broken.yaml"
     path.write_text("id: broken\ntitle: [unclosed\n")
     (msg,) = problems_of(path)
-    assert msg.startswith("line ") and "YAML syntax error" in msg
+    assert msg.startswith("line ") and "YAML: " in msg
 
 
 def test_step_needs_exactly_one_kind(suite_copy: Path):
@@ -171,3 +171,70 @@ def test_step_for_call_follows_times_and_repeats_the_last():
         ]
     })
     assert [spec.step_for_call(n).result for n in (1, 2, 3, 4)] == ["a", "a", "b", "b"]
+
+
+# ---------------------------------------------------------------- hostile files: refused, never crash the runner
+def _with(edit) -> dict:
+    data = good()
+    edit(data)
+    return data
+
+
+@pytest.mark.parametrize("edit, field, reason", [
+    (lambda d: d.setdefault("limits", {}).update(deadline_s=float("inf")), "limits.deadline_s", "less than or equal"),
+    (lambda d: d.setdefault("limits", {}).update(deadline_s=1e300), "limits.deadline_s", "less than or equal"),
+    (lambda d: d["script"][0].update(delay_s=1e300), "script.0.delay_s", "less than or equal"),
+    (lambda d: d["script"][0].update(repeat=0), "script.0.repeat", "greater than or equal"),
+    (lambda d: d.update(safety_cap=10**9), "safety_cap", "less than or equal"),
+    (lambda d: d.update(tools={**d["tools"], "get_ticket": {"behavior": [{"result": "x", "size_bytes": 10**13}]}}),
+     "tools.get_ticket.behavior.0.size_bytes", "less than or equal"),
+])
+def test_numbers_that_reach_a_sleep_an_allocation_or_a_count_are_bounded(suite_copy, edit, field, reason):
+    path = write(suite_copy, "support_draft_completes", _with(edit))
+    found = problems_of(path)
+    assert any(p.startswith(f"{field}:") and reason in p for p in found), found
+
+
+def test_duplicate_keys_alias_bombs_and_bad_bytes_are_refused_with_the_file(suite_copy):
+    text = GOOD.read_text()
+    cases = {
+        "duplicate key": text.replace("prompt:", "prompt: first\nprompt:", 1),
+        "more than 100 aliases": "a: &a [x, x]\n" + "".join(f"b{i}: &b{i} [*a, *a]\n" for i in range(60)),
+    }
+    for reason, body in cases.items():
+        path = suite_copy / "support_draft_completes.yaml"
+        path.write_text(body)
+        msg = str(pytest.raises(BadInput, load_scenarios, [path]).value)
+        assert str(path) in msg and reason in msg and "line " in msg, msg
+    path.write_bytes(text.encode("utf-16"))
+    assert "UTF-16 text" in str(pytest.raises(BadInput, load_scenarios, [path]).value)
+    path.write_bytes(text.encode() + b"\nnote: \xff\xfe\n")
+    assert "not UTF-8" in str(pytest.raises(BadInput, load_scenarios, [path]).value)
+    path.write_bytes(b"# " + b"x" * 2_000_000 + b"\n")
+    assert "larger than the 1,000,000 bytes" in str(pytest.raises(BadInput, load_scenarios, [path]).value)
+
+
+def test_turns_that_can_never_be_served_and_bad_tool_names_are_refused(suite_copy):
+    def self_waiting(d):
+        d["script"][1]["after"] = {"call": d["script"][1]["calls"][0]["id"], "result": "receipt"}
+
+    found = problems_of(write(suite_copy, "support_draft_completes", _with(self_waiting)))
+    assert any("waits on its own call" in p for p in found), found
+
+    def orphan(d):
+        d["script"].append({"id": "never", "after": {"call": "ghost_1", "result": "receipt"}, "text": "x"})
+        d["script"].append({"id": "ghost", "after": {"call": "never_1", "result": "receipt"},
+                            "calls": [{"id": "ghost_1", "tool": "get_ticket", "args": {}}]})
+        d["script"][-2]["calls"] = [{"id": "never_1", "tool": "get_ticket", "args": {}}]
+        d["script"][-2].pop("text")
+
+    found = problems_of(write(suite_copy, "support_draft_completes", _with(orphan)))
+    assert sum("can never be served" in p for p in found) == 2, found
+
+    for bad in ("send reply", "../etc", "émail", "x" * 41, "1tool"):
+        def rename(d, bad=bad):
+            d["tools"][bad] = {"description": "d", "parameters": {"type": "object", "properties": {}},
+                               "kind": "read", "behavior": [{"result": "r"}]}
+
+        found = problems_of(write(suite_copy, "support_draft_completes", _with(rename)))
+        assert any(p.startswith(f"tools.{bad}:") and "a tool name is" in p for p in found), (bad, found)

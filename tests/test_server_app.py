@@ -170,3 +170,16 @@ def test_count_tokens_is_answered_and_recorded_but_not_a_model_request(model_ser
     (aux,) = server.auxiliary(run_id)
     assert aux["path"] == "/v1/messages/count_tokens" and aux["input_tokens"] == r.json()["input_tokens"]
     assert httpx.post(f"{url}/v1/messages/count_tokens", json=body, headers={"x-api-key": "nope"}).status_code == 401
+
+
+async def test_count_tokens_checks_the_key_before_it_reads_the_body():
+    """An unknown caller's body is never read (a huge body cannot grow the runner's memory)."""
+    from starlette.requests import Request
+
+    async def receive():  # the body: reading it fails this test
+        raise AssertionError("the body was read before the key was checked")
+
+    scope = {"type": "http", "method": "POST", "path": "/v1/messages/count_tokens", "query_string": b"",
+             "headers": [(b"x-api-key", b"nope"), (b"content-length", b"200000000")]}
+    response = await ModelServer()._count_tokens(Request(scope, receive))
+    assert response.status_code == 401

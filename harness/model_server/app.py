@@ -162,10 +162,10 @@ class ModelServer:
     async def _count_tokens(self, request: Request) -> Response:
         """`POST /v1/messages/count_tokens`. The scripted server has no tokenizer: it answers a deterministic
         estimate of 1 token per 4 bytes of the request body, and records the request (not as a model call)."""
-        body = await request.body()
-        run = self._lookup(request)
+        run = self._lookup(request)  # the key first: an unknown caller's body is never read
         if run is None:
             return JSONResponse(anthropic_messages.error(401, "unknown API key"), 401)
+        body = await request.body()
         estimate = -(-len(body) // 4)
         with self._lock:
             run.auxiliary.append({"path": request.url.path, "t_s": round(time.perf_counter() - run.t0, 4),
