@@ -202,12 +202,6 @@ def test_deny_continue_tells_the_model_and_goes_on(records, variant):
     assert set(r.native.mechanisms) == {"deny_continue"}
 
 
-def test_mechanisms_are_recorded_for_the_intents_a_scenario_states(records):
-    assert set(records[("approval_rejected_resume", "default")].native.mechanisms) == {
-        "approval_pause", "reject"}
-    assert records[("support_draft_completes", "default")].native.mechanisms == {}
-
-
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_rejected_resume_never_sends(records, variant):
     r = records[("approval_rejected_resume", variant)]

@@ -98,9 +98,3 @@ def test_a_tool_error_worded_by_the_sdk_is_still_an_error(records):
     assert r.outcome == "completed"
     assert r.counters.model_requests_observed == 5
     assert r.counters.tool_executions_by_tool["lookup_policy"] == 3
-
-
-def test_mechanisms_are_recorded_for_the_intents_a_scenario_states(records):
-    assert set(records[("approval_rejected_resume", "default")].native.mechanisms) == {
-        "approval_pause", "reject"}
-    assert records[("support_draft_completes", "default")].native.mechanisms == {}

@@ -92,20 +92,8 @@ def test_the_claude_cli_killed_mid_run_is_an_error_with_the_reason(tmp_path):
 
 
 def test_ctrl_c_stops_cleanly_keeps_what_finished_and_continue_runs_the_rest(tmp_path):
-    import subprocess
-    import sys
-
-    env = {**os.environ, "LOOPBENCH_EXTRA_ADAPTERS": ",".join(f"{k}={v}" for k, v in DOUBLES.items())}
-    out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "loopbench.cli", "run", "-f", "double-onecall", "-f", "double-hang",
-           "-s", "support_draft_completes", "-s", "approval_pause", "--jobs", "1", "--out", str(out)]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
-    results = out / "results.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (results.exists() and len(results.read_text().splitlines()) >= 2):
-        time.sleep(0.2)
-    time.sleep(1.0)  # the hanging double is now running
+    proc, out = _cli_run(tmp_path)
+    env, cmd, results = _cli_env(), [*proc.args], out / "results.jsonl"
     os.killpg(proc.pid, signal.SIGINT)
     output, _ = proc.communicate(timeout=30)
     assert proc.returncode == 130, output
@@ -123,8 +111,14 @@ def test_ctrl_c_stops_cleanly_keeps_what_finished_and_continue_runs_the_rest(tmp
         (f, s) for f in ("double-onecall", "double-hang") for s in ("support_draft_completes", "approval_pause"))
 
 
+def _cli_env() -> dict[str, str]:
+    return {**os.environ, "LOOPBENCH_EXTRA_ADAPTERS": ",".join(f"{k}={v}" for k, v in DOUBLES.items())}
+
+
 def _cli_run(tmp_path, *extra: str) -> tuple[subprocess.Popen[str], Path]:
-    env = {**os.environ, "LOOPBENCH_EXTRA_ADAPTERS": ",".join(f"{k}={v}" for k, v in DOUBLES.items())}
+    """`loopbench run` of the doubles in a subprocess, returned once two runs are recorded and the hanging
+    double is running."""
+    env = _cli_env()
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "loopbench.cli", "run", "-f", "double-onecall", "-f", "double-hang",
            "-s", "support_draft_completes", "-s", "approval_pause", "--jobs", "1", "--out", str(out), *extra]

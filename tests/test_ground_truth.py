@@ -87,3 +87,11 @@ def test_an_approved_resume_sends_exactly_once(by_column):
 def test_a_policy_denied_tool_never_runs(by_column):
     for column, recs in by_column.items():
         assert recs["denied_action"].counters.tool_executions_by_tool.get("delete_account", 0) == 0, column
+
+
+def test_mechanisms_are_recorded_for_exactly_the_intents_a_scenario_states(by_column):
+    for column, recs in by_column.items():
+        assert set(recs["approval_rejected_resume"].native.mechanisms) == {"approval_pause", "reject"}, column
+        assert set(recs["denied_action"].native.mechanisms) == {"deny_stop"}, column
+        assert set(recs["denied_action_continue"].native.mechanisms) == {"deny_continue"}, column
+        assert recs["support_draft_completes"].native.mechanisms == {}, column
