@@ -42,7 +42,7 @@ lint: install
 PUBLISHED := reports/published
 publish: install
 	rm -rf results/publish
-	$(BIN)/loopbench run --out results/publish --jobs 3
+	$(BIN)/loopbench run --out results/publish
 	mkdir -p $(PUBLISHED)
 	cp results/publish/results.jsonl results/publish/report.md results/publish/report.html \
 	   results/publish/matrix.csv results/publish/summary.json results/publish/*.png $(PUBLISHED)/

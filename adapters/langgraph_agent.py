@@ -80,13 +80,15 @@ a tool's exception, a denial) keeps the counts: the streamed state holds every m
 Measured facts to re-check on upgrade (probes/langgraph/): a resumed invocation gets recursion_limit + 2
 supersteps (the loop's stop is computed from the checkpoint's step, and the interrupted step runs again);
 a Command(resume=...) for an interrupt no longer pending runs nothing and returns the current state
-(resume_twice_live.py); langchain-openai caches its default async httpx client per process, so each segment
-clears that cache (`_fresh_default_async_client`).
+(resume_twice_live.py); langchain-openai caches its default async httpx client per process, bound to the event
+loop it was made in: the worker's one loop keeps it for every segment, another loop starts with an empty cache
+(`_fresh_default_async_client`).
 """
 
 from __future__ import annotations
 
 import json
+import weakref
 from collections import deque
 from pathlib import Path
 from typing import Any, ClassVar
@@ -564,11 +566,20 @@ class LangGraphAdapter(Adapter):
         )
 
 
+_cache_loop: list[Any] = []  # the event loop langchain-openai's cached client was filled in
+
+
 def _fresh_default_async_client() -> None:
-    """langchain-openai caches its default async httpx client process-wide (lru_cache keyed by base URL), so a
-    second `asyncio.run` in the same warm worker reuses connections bound to a closed event loop and fails
-    with "Event loop is closed". Each segment runs in its own event loop: start it with an empty cache, as the
-    first run of a fresh process would."""
+    """langchain-openai caches its default async httpx client process-wide (lru_cache keyed by base URL). A warm
+    worker runs every segment in one event loop, so the cache serves them all, as it would in a user's
+    long-lived process (a new client per run would pay a TLS context each time: loopbench's cost). Only when
+    the running loop is another one (a caller with its own loop per run) would the cached connections belong
+    to a closed loop ("Event loop is closed"): then start with an empty cache, as a fresh process would."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    if _cache_loop and _cache_loop[0]() is loop:
+        return
     try:
         from langchain_openai.chat_models import _client_utils
     except ImportError:
@@ -576,6 +587,7 @@ def _fresh_default_async_client() -> None:
     cached = getattr(_client_utils, "_cached_async_httpx_client", None)
     if cached is not None and hasattr(cached, "cache_clear"):
         cached.cache_clear()
+    _cache_loop[:] = [weakref.ref(loop)]
 
 
 def _text(message: Any) -> str | None:

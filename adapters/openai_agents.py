@@ -1,8 +1,9 @@
 """OpenAI Agents SDK adapter (`openai-agents`).
 
 Translation of the neutral scenario into native controls (the `default` variant keeps every other default):
-- model: `OpenAIChatCompletionsModel` over `AsyncOpenAI(base_url=<scripted server>, api_key=<run key>)`,
-  tracing disabled;
+- model: `OpenAIChatCompletionsModel` over `AsyncOpenAI(base_url=<scripted server>)`, one per worker (and
+  event loop), `.with_options(api_key=<run key>)` per run (the SDK's documented copy, sharing the HTTP
+  client: a user's long-lived process makes one client, not one TLS context per run); tracing disabled;
 - tools: `FunctionTool`s with the scenario's JSON schema, each executing through the ledger. The SDK applies
   its default failure formatter only to `@function_tool` tools; a hand-built `FunctionTool` must handle its
   errors itself (an exception escapes the run as `UserError`). So a ledger error is answered with the SDK's
@@ -35,7 +36,9 @@ leaves 1). RunState carries usage and the turn counter across a resume, so count
 
 from __future__ import annotations
 
+import asyncio
 import json
+import weakref
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -48,6 +51,19 @@ from loopbench.harness.scenario import Scenario
 STATE_FILE = "run_state.json"
 PENDING_FILE = "pending.json"
 HANDLED_ANSWER = "Stopped: the turn limit was reached."
+
+
+# one AsyncOpenAI per event loop and server (its connections belong to the loop); a run gets a copy with its key
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def _client(base_url: str, api_key: str) -> Any:
+    from openai import AsyncOpenAI
+
+    per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
+    if base_url not in per_loop:
+        per_loop[base_url] = AsyncOpenAI(base_url=base_url, api_key=api_key)
+    return per_loop[base_url].with_options(api_key=api_key)
 
 
 class OpenAIAgentsAdapter(Adapter):
@@ -89,11 +105,9 @@ class OpenAIAgentsAdapter(Adapter):
             set_tracing_disabled,
         )
         from agents.tool_guardrails import ToolGuardrailFunctionOutput, tool_input_guardrail
-        from openai import AsyncOpenAI
-
         set_tracing_disabled(True)
         ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
-        client = AsyncOpenAI(base_url=f"{ctx.base_url}/v1", api_key=ctx.api_key)
+        client = _client(f"{ctx.base_url}/v1", ctx.api_key)
         model = OpenAIChatCompletionsModel(model=scenario.model.id, openai_client=client)
 
         def make_tool(name: str) -> Any:

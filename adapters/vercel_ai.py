@@ -435,7 +435,10 @@ class VercelAIAdapter(Adapter):
             extra["sdk_warnings"] = a["warnings"]
         notes: list[str] = []
         common = dict(counters=counters, settings=settings, limits=limits, unsupported=unsupported,
-                      mechanisms=self.mechanisms(scenario, a.get("mechanisms") or {}))
+                      mechanisms=self.mechanisms(scenario, a.get("mechanisms") or {}),
+                      # the driver outlives the segment: the worker's CPU clock cannot see it, the driver reports it
+                      live_child_cpu_s=(a.get("cpu_us") or 0) / 1e6,
+                      live_child_own_cpu_s=(a.get("own_cpu_us") or 0) / 1e6)
 
         if a["ended"] == "raised":
             signals = self._raised(a["thrown"], lim.deadline_s is not None, extra)

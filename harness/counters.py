@@ -74,6 +74,8 @@ def build_counters(
     elapsed_s: float | None,
     cpu_s: float | None,
     peak_rss_mb: float | None,
+    loopbench_worker_cpu_s: float | None = None,
+    loopbench_runner_cpu_s: float | None = None,
 ) -> Counters:
     calls = [e for e in ledger if e.kind == "call"]
     served_in = sum(r.input_tokens for r in requests)
@@ -108,6 +110,8 @@ def build_counters(
         cost_usd_observed=None if any(c is None for c in costs) else round(sum(costs), 9),  # type: ignore[arg-type]
         elapsed_s=elapsed_s,
         cpu_s=cpu_s,
+        loopbench_worker_cpu_s=loopbench_worker_cpu_s,
+        loopbench_runner_cpu_s=loopbench_runner_cpu_s,
         peak_rss_mb=peak_rss_mb,
         pending_approvals=len(segments[-1].pending) if segments else None,
         duplicate_effects=sum(1 for e in calls if e.duplicate_effect),

@@ -55,6 +55,8 @@ class TaskEvidence:
     harness_error: str | None = None  # loopbench or the adapter broke (rule 1)
     hung_reason: str | None = None  # a segment passed its hard timeout (rule 2)
     cpu_s: float = 0.0
+    own_cpu_s: float = 0.0  # the part of cpu_s that was loopbench's own code
+    runner_cpu_s: float | None = None  # the runner's CPU for the task, outside the workers
     peak_rss_mb: float | None = None
 
 
@@ -77,6 +79,8 @@ def judge(task: TaskIdentity, ev: TaskEvidence, trace: str | None = None) -> Jud
         model_id=scenario.model.id, requests=ev.requests, ledger=ev.ledger, segments=segments,
         elapsed_s=round(sum(s.elapsed_s for s in segments), 3) if segments else None,
         cpu_s=round(ev.cpu_s, 3) if segments else None,
+        loopbench_worker_cpu_s=round(ev.own_cpu_s, 3) if segments else None,
+        loopbench_runner_cpu_s=round(ev.runner_cpu_s, 3) if ev.runner_cpu_s is not None else None,
         peak_rss_mb=round(ev.peak_rss_mb, 1) if ev.peak_rss_mb else None,
     )
     pending = segments[-1].pending if segments else []

@@ -49,6 +49,7 @@ class WorkerAnswer(_Message):
     segment: SegmentResult | None = None
     elapsed_s: float = 0.0
     cpu_s: float = 0.0
+    own_cpu_s: float = 0.0  # the part of cpu_s that was loopbench's own code (`own_work`)
     peak_rss_mb: float = 0.0
     error: str | None = None
     traceback: str = ""

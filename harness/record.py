@@ -175,6 +175,10 @@ class SegmentResult(Frozen):
     unsupported: list[str] = Field(default_factory=list)  # neutral limits/intents it could not express
     snapshot: str | None = None  # path of the pause snapshot directory, when paused
     notes: list[str] = Field(default_factory=list)
+    # a long-lived framework child (the Node driver) is invisible to the worker's CPU clock until it exits: its
+    # CPU over the segment, and the part of it that was loopbench's own work (the ledger calls)
+    live_child_cpu_s: float = 0.0
+    live_child_own_cpu_s: float = 0.0
 
 
 class AuxiliaryRequest(Frozen):
@@ -255,6 +259,12 @@ class Counters(BaseModel):
     elapsed_s: float | None = counter("elapsed s", "wall time of the task's segments", timing=True)
     cpu_s: float | None = counter("cpu s", "CPU time of the workers (and their children) in the segments",
                                   timing=True)
+    loopbench_worker_cpu_s: float | None = counter(
+        "loopbench CPU in workers s", "the part of `cpu_s` that was loopbench's own code (the tools' ledger "
+        "calls), not the framework's", timing=True)
+    loopbench_runner_cpu_s: float | None = counter(
+        "loopbench CPU in runner s", "the runner's CPU for the task outside the workers: registration, snapshot "
+        "copies, worker messages and settling, before judging (the model server's serving is not counted)", timing=True)
     peak_rss_mb: float | None = counter("peak MB", "largest worker resident memory", timing=True)
     pending_approvals: int | None = counter("pending approvals", "calls still waiting for a decision at the end")
     duplicate_effects: int | None = counter(

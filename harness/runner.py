@@ -20,14 +20,17 @@ import secrets
 import shutil
 import signal
 import threading
+import time
 import uuid
 from collections import Counter as Tally
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from loopbench import __version__
 from loopbench.harness.adapter import adapter_class
@@ -42,7 +45,10 @@ from loopbench.harness.pool import Slot
 from loopbench.harness.record import Capabilities, RunRecord, Segment, SegmentResult
 from loopbench.harness.results_store import RESULTS_NAME, OutLock, ResultsStore, TaskKey
 from loopbench.harness.scenario import Scenario
+from loopbench.harness.schedule import Schedule, SlotGovernor, SlotKind, waiting_slot_count
 
+Task = tuple[Scenario, str, str, int]  # scenario, framework, variant, repetition
+GOVERNOR_INTERVAL_S = 1.0  # how often the runner samples the machine's CPU to decide on another slot
 HARD_MARGIN_S = 60.0  # added to a segment's scripted delays and deadline before it counts as hung
 
 
@@ -56,6 +62,8 @@ class RunPlan:
     hard_margin_s: float = HARD_MARGIN_S
     show_progress: bool = True
     resume_partial: bool = False  # --continue: keep DIR/results.jsonl and run only what is missing
+    waiting_slots: int = 0  # slots for the slow-tagged runs, beside the `jobs` compute slots (`schedule`)
+    max_jobs: int | None = None  # open compute slots up to this many while the CPU idles (None: `jobs`, fixed)
 
 
 @dataclass
@@ -92,11 +100,15 @@ class Suite:
         self.stopping = threading.Event()
         self.versions: dict[str, tuple[str | None, dict[str, str]]] = {}
         worker_env = child_environment()  # allow-listed: no user credential or proxy reaches a framework
-        for i in range(plan.jobs):
-            logs = self.out / "traces" / "workers"
+        logs = self.out / "traces" / "workers"
+        for i in range(plan.jobs + plan.waiting_slots):
             slot = Slot(i, logs, worker_env)
             self.all_slots.append(slot)
-            self.slots.put(slot)
+            if i < plan.jobs:
+                self.slots.put(slot)
+        self.compute_slots = self.all_slots[:plan.jobs]
+        self.waiting_slots = self.all_slots[plan.jobs:]
+        self.worker_env = worker_env
         self.retry_windows: dict[str, float] = {}
         self.capabilities: dict[str, Capabilities] = {}
         for framework, _ in plan.variants:
@@ -105,8 +117,17 @@ class Suite:
             self.retry_windows[framework] = cls.capabilities.retry_window_s
             self.capabilities[framework] = cls.capabilities
 
+    def open_slot(self) -> Slot:
+        """Another compute slot (its workers start on its first task)."""
+        slot = Slot(len(self.all_slots), self.out / "traces" / "workers", self.worker_env)
+        self.all_slots.append(slot)
+        self.compute_slots.append(slot)
+        return slot
+
     # ---- one business task
-    def run_task(self, scenario: Scenario, framework: str, variant: str, repetition: int) -> RunRecord:
+    def run_task(self, scenario: Scenario, framework: str, variant: str, repetition: int,
+                 slot: Slot | None = None) -> RunRecord:
+        """One business task on `slot` (default: the next free compute slot)."""
         run_id = f"{scenario.id[:24]}-{framework}-{variant}-r{repetition}-{uuid.uuid4().hex[:6]}"
         api_key = f"lb-{secrets.token_hex(12)}"
         started_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
@@ -118,9 +139,12 @@ class Suite:
         snapshots: list[Path] = []
         harness_error: str | None = None
         hung_reason: str | None = None
-        cpu = 0.0
+        cpu = own = 0.0
+        runner_cpu0 = time.thread_time()  # this thread's own work for the task (waiting costs nothing)
         rss: float | None = None
-        slot = self.slots.get()
+        own_slot = slot is None
+        if slot is None:
+            slot = self.slots.get()
         try:
             steps: list[tuple[str, int | None, dict[str, str]]] = [("run", None, {})]
             steps += [("resume", r.pause, dict(r.decisions)) for r in scenario.resumes]
@@ -151,6 +175,7 @@ class Suite:
                 result = answer.segment
                 results.append(result)
                 cpu += answer.cpu_s
+                own += answer.own_cpu_s
                 rss = max(rss or 0.0, answer.peak_rss_mb)
                 segments.append(Segment(
                     kind=op, from_pause=pause, decisions=decisions, outcome_signals=result.signals,  # type: ignore[arg-type]
@@ -168,7 +193,8 @@ class Suite:
         except Exception as exc:  # loopbench broke on this task: that task is `error`, the suite goes on
             harness_error = f"harness: {type(exc).__name__}: {exc}"
         finally:
-            self.slots.put(slot)
+            if own_slot:
+                self.slots.put(slot)
         # an abandoned call still commits at its scripted point: let it, so the record sees every effect
         self.ledger.wait_settled(run_id, scenario.scripted_delay_s() + 5)
         version, packages = self.versions[framework]
@@ -180,7 +206,8 @@ class Suite:
             segments=segments, results=results, requests=self.server.requests(run_id),
             ledger=self.ledger.entries(run_id), capped=self.server.capped(run_id),
             violations=self.server.violations(run_id), auxiliary=self.server.auxiliary(run_id),  # type: ignore[arg-type]
-            harness_error=harness_error, hung_reason=hung_reason, cpu_s=cpu, peak_rss_mb=rss,
+            harness_error=harness_error, hung_reason=hung_reason, cpu_s=cpu, own_cpu_s=own,
+            peak_rss_mb=rss, runner_cpu_s=time.thread_time() - runner_cpu0,
         )
         trace = self.out / "traces" / f"{run_id}.jsonl"
         try:
@@ -270,28 +297,42 @@ def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> Suit
     tasks = [(s, f, v, r) for f, v in plan.variants for s in plan.scenarios for r in range(1, plan.repeat + 1)
              if (s.id, f, v, r) not in done]
     summary.skipped = len(plan.scenarios) * len(plan.variants) * plan.repeat - len(tasks)
+    retry_window = {f: adapter_class(f).capabilities.retry_window_s for f, _ in plan.variants}
+    schedule: Schedule[Task] = Schedule(tasks, is_slow=lambda t: "slow" in t[0].tags,
+                                        retry_window_s=lambda t: retry_window[t[1]])
+    plan.waiting_slots = waiting_slot_count(schedule.slow_count, plan.jobs)
     suite = Suite(plan)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.fields[tally]}"), disable=not plan.show_progress)
     with running(suite.server) as base_url, progress:
         suite.base_url = base_url
         bar = progress.add_task("runs", total=len(tasks), tally="")
+        lock = threading.Lock()
 
-        def one(task: tuple[Scenario, str, str, int]) -> None:
-            if suite.stopping.is_set():
-                return
-            record = suite.run_task(*task)
-            if suite.stopping.is_set():  # interrupted mid-run: not a result; --continue runs it again
-                return
-            suite.store.append(record)
-            summary.records += 1
-            summary.errors += record.outcome == "error"
-            summary.outcomes[record.outcome] += 1
-            progress.update(bar, advance=1, tally=" ".join(f"{k}:{v}" for k, v in sorted(summary.outcomes.items())))
+        def serve(slot: Slot, kind: SlotKind) -> None:
+            while not suite.stopping.is_set() and (task := schedule.next(kind)) is not None:
+                record = suite.run_task(*task, slot=slot)
+                if suite.stopping.is_set():  # interrupted mid-run: not a result; --continue runs it again
+                    return
+                with lock:
+                    suite.store.append(record)
+                    summary.records += 1
+                    summary.errors += record.outcome == "error"
+                    summary.outcomes[record.outcome] += 1
+                    progress.update(bar, advance=1,
+                                    tally=" ".join(f"{k}:{v}" for k, v in sorted(summary.outcomes.items())))
 
-        pool = ThreadPoolExecutor(max_workers=plan.jobs)
+        most = max(plan.max_jobs or plan.jobs, plan.jobs)
+        pool = ThreadPoolExecutor(max_workers=len(suite.all_slots) + most - plan.jobs)
         try:
-            futures = [pool.submit(one, t) for t in tasks]
+            futures = [pool.submit(serve, slot, "compute") for slot in suite.compute_slots]
+            futures += [pool.submit(serve, slot, "waiting") for slot in suite.waiting_slots]
+            governor = SlotGovernor(plan.jobs, most)
+            psutil.cpu_percent(None)  # the first sample starts the interval
+            while not all(f.done() for f in futures):
+                wait(futures, timeout=GOVERNOR_INTERVAL_S, return_when=FIRST_EXCEPTION)
+                if governor.sample(psutil.cpu_percent(None), schedule.compute_waiting()):
+                    futures.append(pool.submit(serve, suite.open_slot(), "compute"))
             for f in futures:
                 f.result()
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: keep what finished, stop the rest cleanly

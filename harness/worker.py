@@ -22,6 +22,7 @@ from pathlib import Path
 
 from loopbench.harness.adapter import Adapter, RunContext, adapter_class
 from loopbench.harness.messages import WorkerAnswer, WorkerJob
+from loopbench.harness.own_work import OWN_WORK
 from loopbench.harness.scenario import Scenario, load_scenarios
 
 _adapters: dict[str, type[Adapter]] = {}
@@ -64,14 +65,16 @@ def handle(job: WorkerJob) -> WorkerAnswer:
     ctx = RunContext(**job.ctx.model_dump())
     for d in (ctx.task_dir, ctx.work_dir, ctx.snapshot_dir):
         d.mkdir(parents=True, exist_ok=True)
+    OWN_WORK.take()  # start the segment's count at zero
     cpu0, t0 = _cpu_s(), time.perf_counter()
     if job.op == "run":
         segment = _loop.run(adapter.run(scenario, ctx))
     else:
         assert job.snapshot is not None, "a resume job needs a snapshot"
         segment = _loop.run(adapter.resume(scenario, job.snapshot, job.decisions, ctx))
-    return WorkerAnswer(ok=True, segment=segment, elapsed_s=time.perf_counter() - t0, cpu_s=_cpu_s() - cpu0,
-                        peak_rss_mb=_peak_rss_mb(), pid=os.getpid())
+    elapsed, cpu, own = time.perf_counter() - t0, _cpu_s() - cpu0, OWN_WORK.take()
+    return WorkerAnswer(ok=True, segment=segment, elapsed_s=elapsed, cpu_s=cpu + segment.live_child_cpu_s,
+                        own_cpu_s=own + segment.live_child_own_cpu_s, peak_rss_mb=_peak_rss_mb(), pid=os.getpid())
 
 
 PARENT_POLL_S = 0.5
@@ -108,6 +111,7 @@ def main() -> None:
             answer = WorkerAnswer(ok=False, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
         channel.write(answer.model_dump_json() + "\n")
         channel.flush()
+    _loop.close()  # stdin closed: finalize what lives in the loop (the ledger's HTTP session) before exiting
 
 
 if __name__ == "__main__":

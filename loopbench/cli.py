@@ -102,9 +102,12 @@ def run(
         list[str] | None, typer.Option("--framework", "-f", help="F (every variant) or F:VARIANT")
     ] = None,
     scenario: Annotated[list[str] | None, typer.Option("--scenario", "-s", help="scenario id glob")] = None,
+    quick: Annotated[bool, typer.Option(
+        "--quick", help="leave out the scenarios tagged slow (retry storms that wait for minutes)")] = False,
     # bounds: each slot is two warm worker processes (~120-250 MB each); a repetition is a whole suite run
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, max=32,
-                                             help="runs at a time, 1-32 (default: cores)")] = None,
+                                             help="runs computing at a time, exactly, 1-32 (default: a slot per core, "
+                                                  "up to twice the cores while runs wait)")] = None,
     repeat: Annotated[int, typer.Option("--repeat", min=1, max=100, help="repetitions of each run, 1-100")] = 1,
     out_dir: Annotated[Path, typer.Option("--out", help="output directory")] = Path("results/latest"),
     resume_partial: Annotated[
@@ -120,6 +123,8 @@ def run(
 
     try:
         scenarios = _select(load_scenarios(), scenario or [])
+        if quick:
+            scenarios = [s for s in scenarios if "slow" not in s.tags]
         selection = resolve_selection(framework or [])
     except BadInput as exc:
         raise _fail(exc) from None
@@ -133,8 +138,11 @@ def run(
     from loopbench.harness.runner import RunPlan, run_suite
 
     try:
-        plan = RunPlan(scenarios=scenarios, variants=runnable, repeat=repeat, jobs=jobs or os.cpu_count() or 1,
-                       out_dir=out_dir, resume_partial=resume_partial)
+        cores = os.cpu_count() or 1
+        # an explicit --jobs is exact; by default the runner starts a slot per core and opens more (up to twice
+        # the cores) while the runs wait rather than compute
+        plan = RunPlan(scenarios=scenarios, variants=runnable, repeat=repeat, jobs=jobs or cores,
+                       max_jobs=None if jobs else 2 * cores, out_dir=out_dir, resume_partial=resume_partial)
         if hard_margin is not None:
             plan.hard_margin_s = hard_margin
         summary = run_suite(plan)
@@ -212,14 +220,15 @@ def diff(
 @app.command()
 def bench(
     out_dir: Annotated[Path, typer.Option("--out", help="where results.json and README.md go")] = Path("reports/bench"),
-    repetitions: Annotated[int, typer.Option("--repetitions", min=3, help="bare/harnessed pairs")] = 7,
-    suite: Annotated[bool, typer.Option("--suite/--no-suite", help="also time the full suite twice")] = True,
+    suite: Annotated[bool, typer.Option("--suite/--no-suite", help="also time the full suite and --quick")] = True,
+    published: Annotated[Path, typer.Option("--published", help="results the suite runs are diffed against")
+                         ] = Path("reports/published"),
 ) -> None:
-    """Benchmark: suite wall time (--jobs 1 and 2) vs its physical limit, harness overhead per framework,
-    model server latency, and each framework's time, CPU and memory per model call."""
+    """Benchmark: loopbench against a plain script per framework (wall and CPU ratios with their spread), the
+    suite and --quick against their lower bound, each framework's own cost per model call, the model server."""
     from loopbench.bench import markdown, run_bench
 
-    results = run_bench(out_dir, repetitions=repetitions, include_suite=suite)
+    results = run_bench(out_dir, include_suite=suite, published=published)
     if suite:
         print(markdown(results))
     else:

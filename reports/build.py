@@ -9,9 +9,13 @@ stability, pictures, and (HTML) every run's details.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import json
 import math
+import subprocess
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,11 +86,40 @@ class ReportData:
     conformance: pd.DataFrame
     stability: pd.DataFrame
     claims: list[ClaimResult]
-    plots: list[tuple[str, str, bytes]]
+    plots: Sequence[tuple[str, str, bytes]]
 
     @property
     def records(self) -> list[Any]:
         return self.results.records
+
+
+def _draw_elsewhere(results: Path) -> subprocess.Popen[str]:
+    """`python -m loopbench.reports.plots`: the pictures of the same results, drawn beside them."""
+    return subprocess.Popen([sys.executable, "-m", "loopbench.reports.plots", str(results)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+class _Pictures(Sequence[tuple[str, str, bytes]]):
+    """The pictures another process is drawing, waited for on first use."""
+
+    def __init__(self, proc: subprocess.Popen[str], out_dir: Path):
+        self._proc, self._out_dir = proc, out_dir
+        self._done: list[tuple[str, str, bytes]] | None = None
+
+    def _all(self) -> list[tuple[str, str, bytes]]:
+        if self._done is None:
+            out, err = self._proc.communicate()
+            if self._proc.returncode != 0:
+                raise RuntimeError(f"drawing the pictures failed (exit {self._proc.returncode}): {err[-1500:]}")
+            drawn = json.loads(out)
+            self._done = [(name, title, (self._out_dir / name).read_bytes()) for name, title in drawn]
+        return self._done
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._all()[i]
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
 def report_data(results: Results, claims_file: Path | None = None, with_plots: bool = True) -> ReportData:
@@ -135,9 +168,11 @@ def _claims_df(data: ReportData) -> pd.DataFrame:
     return df[["id", "framework", "claim", "verdict", "versions", "evidence", "detail"]]
 
 
-COST_NOTE = ("Cells per framework variant (majority run per cell), and the framework cost per model call: the "
-             "median worker wall and CPU ms per observed model request (runs without scripted delays), and the "
-             "largest worker RSS.")
+COST_NOTE = ("Cells per framework variant (majority run per cell), and the framework's cost per model call: the "
+             "median worker wall ms and the framework's CPU ms (the workers' CPU less loopbench's own ledger "
+             "calls) per observed model request, over runs without scripted delays; loopbench's own CPU ms per "
+             "run (its ledger calls in the workers plus the runner's bookkeeping), shown apart; the largest worker "
+             "RSS.")
 
 
 def render_markdown(data: ReportData) -> str:
@@ -355,6 +390,7 @@ def render_html(data: ReportData) -> str:
         stab_html = "<p>Every cell ran once (run with <code>--repeat N</code> to check stability).</p>"
     else:
         stab_html = html_table(stab, cell_class={"stable": lambda v: "" if v else "diff"})
+    runs = _runs_html(data)  # the longest part, before the pictures: they may still be drawing elsewhere
     pics = "".join(
         f'<figure><figcaption><b>{esc(title)}</b></figcaption><img alt="{esc(title)}" '
         f'src="data:image/png;base64,{base64.b64encode(png).decode()}"></figure>' for _, title, png in data.plots)
@@ -376,7 +412,7 @@ def render_html(data: ReportData) -> str:
         ("claims", "Documented claims", _claims_html(data)),
         ("stability", "Stability", stab_html),
         ("pictures", "Pictures", pics or "<p><em>no pictures</em></p>"),
-        ("runs", "Run details", "<p class=small>Every run: record, request log, ledger, trace.</p>" + _runs_html(data)),
+        ("runs", "Run details", "<p class=small>Every run: record, request log, ledger, trace.</p>" + runs),
     ]
     nav = "".join(f'<a href="#{sid}">{esc(t)}</a>' for sid, t, _ in sections)
     body = "".join(f'<section id="{sid}"><h2>{esc(t)}</h2>{content}</section>' for sid, t, content in sections)
@@ -426,10 +462,18 @@ def build_reports(dir: Path, formats: set[str] | frozenset[str] = FORMATS, *,  #
     if unknown:
         raise BadInput([InputProblem("", "formats", f"unknown format(s) {sorted(unknown)}; "
                                                     f"choose from {sorted(FORMATS)}")])
-    results = load_results(dir)
-    out_dir = results.dir
     want_pictures = bool({"md", "html"} & set(formats))
-    data = report_data(results, claims_file, with_plots=want_pictures)
+    # the pictures are half the report's time (matplotlib's import alone ~3 s): a process of its own draws them
+    # from the same results, started first, while this one renders the rest
+    drawing = _draw_elsewhere(Path(dir)) if want_pictures else None
+    try:
+        results = load_results(dir)
+    except BaseException:
+        if drawing is not None:
+            drawing.kill()
+            drawing.wait()
+        raise
+    out_dir = results.dir
     written: list[Path] = []
 
     def write(name: str, text: str) -> None:
@@ -437,17 +481,16 @@ def build_reports(dir: Path, formats: set[str] | frozenset[str] = FORMATS, *,  #
         p.write_text(text, encoding="utf-8")
         written.append(p)
 
-    if want_pictures:
-        for name, _, png in data.plots:
-            p = out_dir / name
-            p.write_bytes(png)
-            written.append(p)
-    if "md" in formats:
-        write("report.md", render_markdown(data))
-    if "html" in formats:
-        write("report.html", render_html(data))
+    data = report_data(results, claims_file, with_plots=False)
+    if drawing is not None:
+        data = dataclasses.replace(data, plots=_Pictures(drawing, out_dir))
     if "csv" in formats:
         write("matrix.csv", render_csv(data))
+    if "html" in formats:
+        write("report.html", render_html(data))
+    written.extend(out_dir / name for name, _, _ in data.plots)
+    if "md" in formats:
+        write("report.md", render_markdown(data))
     if "json" in formats:
         write("summary.json", render_json(data))
     return written

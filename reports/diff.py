@@ -4,13 +4,13 @@ Compared per scenario × framework × variant, on each side's **majority run** o
 verdict) most repetitions share; ties: the lowest repetition — the same representative the report shows):
 - outcome, verdict and native signals (exception type, subtype, terminal reason, finish reason, limit signal);
 - deviation names;
-- every counter except the machine- and timing-sensitive ones: `cpu_s`, `peak_rss_mb` and `elapsed_s` are
-  left out — how long a run takes depends on the machine's load (seen: the same run 1.1 s and 2.5 s on one
-  machine), and a real change in time (a deadline now enforced, a retry storm) shows in the outcome, the
-  requests or the retries; deviations on these counters are derived from time, so they are left out of the
-  deviation names, and a verdict that differs only because of them is not a change; prompt sizes
-  (`max_request_growth_bytes`) are compared with a tolerance of ±max(256 B, 5 %), because prompts carry text a
-  framework takes from its environment (the Claude CLI's working directory);
+- every counter except the machine- and timing-sensitive ones (`TIMING_COUNTERS`: elapsed, CPU — loopbench's
+  own included — and peak memory), which are left out: how long a run takes depends on the machine's load
+  (seen: the same run 1.1 s and 2.5 s on one machine), and a real change in time (a deadline now enforced, a
+  retry storm) shows in the outcome, the requests or the retries; deviations on these counters are derived
+  from time, so they are left out of the deviation names, and a verdict that differs only because of them is
+  not a change; prompt sizes (`max_request_growth_bytes`) are compared with a tolerance of ±max(256 B, 5 %),
+  because prompts carry text a framework takes from its environment (the Claude CLI's working directory);
 - the native translation of each limit.
 A cell whose majority is unstable on either side is marked so in the table.
 Cells present on one side only are listed, not counted as behaviour changes. Package version changes are
@@ -166,7 +166,7 @@ def diff_results(base: Path | str, new: Path | str) -> tuple[str, bool]:
     n_cells = len({(r[0], r[1]) for r in rows})
     out.append(f"**{'Behaviour changed' if changed else 'No behaviour change'}**: "
                f"{n_cells} of {len(set(cb) & set(cn))} common cell(s) changed.")
-    out += ["", "Each cell compares its majority run (ties: lowest repetition). elapsed_s, cpu_s and peak_rss_mb "
+    out += ["", f"Each cell compares its majority run (ties: lowest repetition). {', '.join(TIMING_COUNTERS)} "
             "depend on the machine's load and are not compared; prompt sizes are compared within "
             f"±max({BYTES_ABS_TOL} B, {BYTES_REL_TOL:.0%}); deviations derived from time are set aside.", ""]
     out += ["## Behaviour changes", ""]

@@ -260,10 +260,13 @@ def conformance_frame(records: list[RunRecord]) -> pd.DataFrame:
 
 
 def cost_per_model_call(records: list[RunRecord]) -> dict[str, dict[str, Any]]:
-    """The framework's own cost per model call, per column: the median over its runs of the worker's wall and
-    CPU time divided by the model requests the server saw, and the largest worker RSS. Runs with scripted
-    delays (a slow model or tool) are left out: they measure the script, not the framework."""
-    per: dict[str, list[tuple[float, float, float]]] = {}
+    """The framework's own cost per model call, per column: the median over its runs of the worker's wall time
+    and of the framework's CPU time (the workers' CPU less loopbench's own part in them, the ledger calls)
+    divided by the model requests the server saw; next to it, loopbench's own CPU per run (in the workers and
+    in the runner), and the largest worker RSS. Runs with scripted delays (a slow model or tool) are left out:
+    they measure the script, not the framework. Records that do not separate loopbench's CPU (schema 1) give
+    no framework CPU (null), never one with loopbench's work in it."""
+    per: dict[str, list[tuple[float, float | None, float | None, float]]] = {}
     for r in records:
         c = r.counters
         calls = c.model_requests_observed or 0
@@ -271,16 +274,23 @@ def cost_per_model_call(records: list[RunRecord]) -> dict[str, dict[str, Any]]:
             e.ended_s is not None and e.ended_s - e.started_s > 0.5 for e in r.ledger)
         if r.outcome in ("error", "hung") or calls == 0 or c.elapsed_s is None or scripted_wait:
             continue
+        own = c.loopbench_worker_cpu_s
+        framework_cpu = None if c.cpu_s is None or own is None else (c.cpu_s - own) * 1000 / calls
+        loopbench_cpu = None if own is None or c.loopbench_runner_cpu_s is None else (
+            (own + c.loopbench_runner_cpu_s) * 1000)
         per.setdefault(column_of(r.framework, r.variant), []).append(
-            (c.elapsed_s * 1000 / calls, (c.cpu_s or 0) * 1000 / calls, c.peak_rss_mb or 0.0))
-    out = {}
-    for column, xs in per.items():
-        out[column] = {
-            "ms_per_model_call": round(float(pd.Series([x[0] for x in xs]).median()), 1),
-            "cpu_ms_per_model_call": round(float(pd.Series([x[1] for x in xs]).median()), 1),
-            "peak_rss_mb": round(max(x[2] for x in xs), 1),
-        }
-    return out
+            (c.elapsed_s * 1000 / calls, framework_cpu, loopbench_cpu, c.peak_rss_mb or 0.0))
+
+    def median(xs: list[float | None]) -> float | None:
+        known = [x for x in xs if x is not None]
+        return round(float(pd.Series(known).median()), 1) if known else None
+
+    return {column: {
+        "ms_per_model_call": median([x[0] for x in xs]),
+        "framework_cpu_ms_per_model_call": median([x[1] for x in xs]),
+        "loopbench_cpu_ms_per_run": median([x[2] for x in xs]),
+        "peak_rss_mb": round(max(x[3] for x in xs), 1),
+    } for column, xs in per.items()}
 
 
 def stability_frame(records: list[RunRecord]) -> pd.DataFrame:

@@ -130,3 +130,26 @@ def all_plots(records: list[RunRecord]) -> list[tuple[str, str, bytes]]:
         if png:
             out.append((name, title, png))
     return out
+
+
+def main(argv: list[str]) -> None:
+    """`python -m loopbench.reports.plots RESULTS`: draw the pictures of a results directory or file beside it;
+    print the drawn ones as JSON [[file name, title], ...] (the report builder runs this beside its own work)."""
+    import json
+
+    from loopbench.reports.load import load_results
+
+    results = load_results(argv[0])
+    drawn = []
+    for name, title, png in all_plots(results.records):
+        (results.dir / name).write_bytes(png)
+        drawn.append([name, title])
+    print(json.dumps(drawn))
+
+
+if __name__ == "__main__":
+    import sys
+    import warnings
+
+    warnings.simplefilter("ignore")  # the builder reports the results file's warnings itself
+    main(sys.argv[1:])

@@ -4,6 +4,7 @@ published-results check (every framework, every variant, every scenario)."""
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -13,8 +14,9 @@ from loopbench.harness.record import RunRecord
 from loopbench.harness.runner import RunPlan, run_suite
 from loopbench.harness.scenario import load_scenarios
 
-# Claude's model_fatal_error idles ~3 minutes in the CLI's retry backoff: a third slot keeps the rest moving
-SUITE_JOBS = 3
+# the slots `loopbench run` picks by default (a compute slot per core; the slow runs get waiting slots of their
+# own), so the published cells are checked under the schedule users get
+SUITE_JOBS = os.cpu_count() or 1
 
 
 @cache

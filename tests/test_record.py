@@ -163,7 +163,8 @@ def test_every_counter_list_is_derived_from_the_record():
     from loopbench.reports import diff
 
     assert set(SCALAR_COUNTERS) | set(PER_TOOL_COUNTERS) == set(Counters.model_fields) - {"runtime_step_unit"}
-    assert TIMING_COUNTERS == ("elapsed_s", "cpu_s", "peak_rss_mb") and SIZE_COUNTERS == ("max_request_growth_bytes",)
+    assert TIMING_COUNTERS == ("elapsed_s", "cpu_s", "loopbench_worker_cpu_s", "loopbench_runner_cpu_s", "peak_rss_mb")
+    assert SIZE_COUNTERS == ("max_request_growth_bytes",)
     assert set(SUMMED_COUNTERS) == {n for n in ReportedCounters.model_fields if n in Counters.model_fields} - {
         "tool_calls_requested", "runtime_step_unit"}
     assert scenario.SCALAR_COUNTERS is SCALAR_COUNTERS and counters.SUMMED_COUNTERS is SUMMED_COUNTERS

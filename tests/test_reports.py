@@ -275,3 +275,20 @@ def test_a_trace_path_outside_the_results_directory_is_never_read(tmp_path: Path
     (results / "traces" / "ok.jsonl").write_text('{"event": "fine"}\n')
     events, _ = read_trace(results, records[0].model_copy(update={"trace": "traces/ok.jsonl"}))
     assert events == [{"event": "fine"}]
+
+
+def test_framework_cost_per_model_call_leaves_loopbench_out(records) -> None:
+    from loopbench.reports.frames import cost_per_model_call
+
+    r = next(r for r in records if r.scenario == "support_draft_completes" and r.framework == "openai-agents")
+    calls = r.counters.model_requests_observed
+    measured = r.model_copy(update={"counters": r.counters.model_copy(update={
+        "cpu_s": 0.100, "loopbench_worker_cpu_s": 0.010, "loopbench_runner_cpu_s": 0.002})})
+    cost = cost_per_model_call([measured])["openai-agents"]
+    assert cost["framework_cpu_ms_per_model_call"] == round(90 / calls, 1)  # the ledger calls are not its work
+    assert cost["loopbench_cpu_ms_per_run"] == 12.0
+    # a record that does not separate loopbench's CPU (schema 1) charges nobody: unknown, not the total
+    old = r.model_copy(update={"counters": r.counters.model_copy(update={
+        "cpu_s": 0.100, "loopbench_worker_cpu_s": None, "loopbench_runner_cpu_s": None})})
+    cost = cost_per_model_call([old])["openai-agents"]
+    assert cost["framework_cpu_ms_per_model_call"] is None and cost["loopbench_cpu_ms_per_run"] is None

@@ -1,0 +1,147 @@
+"""The speed work's pure parts: the suite's schedule, the lower bound and the ratio's spread the bench reports,
+loopbench's own CPU kept apart from the framework's, and the plain scripts' independence from loopbench."""
+
+from __future__ import annotations
+
+import ast
+import threading
+import time
+from importlib import resources
+
+import pytest
+
+from loopbench.bench import PLAIN_SCRIPTS, bootstrap_interval, lower_bound_s, ratio_of_medians
+from loopbench.harness.own_work import OwnWork
+from loopbench.harness.schedule import Schedule, SlotGovernor, waiting_slot_count
+
+TASKS = [("a", "fw1", False, 0.0), ("storm", "fw1", True, 6.0), ("b", "fw2", False, 0.0),
+         ("storm", "fw2", True, 300.0), ("c", "fw2", False, 0.0)]
+
+
+def schedule() -> Schedule:
+    return Schedule(TASKS, is_slow=lambda t: t[2], retry_window_s=lambda t: t[3])
+
+
+def test_waiting_slots_take_slow_tasks_only_longest_retry_window_first() -> None:
+    s = schedule()
+    assert s.slow_count == 2
+    assert s.next("waiting") == ("storm", "fw2", True, 300.0)
+    assert s.next("waiting") == ("storm", "fw1", True, 6.0)
+    assert s.next("waiting") is None  # never a compute task
+    assert [s.next("compute") for _ in range(4)] == [TASKS[0], TASKS[2], TASKS[4], None]
+
+
+def test_compute_slots_keep_the_given_order_slow_tasks_included() -> None:
+    s = schedule()
+    assert [s.next("compute") for _ in range(6)] == [*TASKS, None]
+
+
+def test_a_slow_task_a_waiting_slot_took_is_skipped_by_the_compute_slots() -> None:
+    s = schedule()
+    assert s.next("waiting") == TASKS[3]  # the longest retry window
+    assert s.next("compute") == TASKS[0]
+    assert s.next("compute") == TASKS[1]  # a short storm: in its turn, its framework's workers warm
+    assert s.next("waiting") is None  # already taken
+    assert [s.next("compute") for _ in range(3)] == [TASKS[2], TASKS[4], None]
+
+
+def test_schedule_hands_each_task_out_once_across_threads() -> None:
+    tasks = [(i, i % 3 == 0) for i in range(300)]
+    s = Schedule(tasks, is_slow=lambda t: t[1], retry_window_s=lambda t: 0.0)
+    got: list[tuple[int, bool]] = []
+    lock = threading.Lock()
+
+    def take(kind: str) -> None:
+        while (t := s.next(kind)) is not None:  # type: ignore[arg-type]
+            with lock:
+                got.append(t)
+
+    threads = [threading.Thread(target=take, args=(k,)) for k in ("compute", "compute", "waiting", "waiting")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(got) == sorted(tasks)
+
+
+@pytest.mark.parametrize(("slow", "jobs", "want"), [(0, 2, 0), (2, 2, 2), (9, 2, 2), (1, 4, 1)])
+def test_waiting_slots_are_bounded_by_the_slow_tasks_and_the_jobs(slow: int, jobs: int, want: int) -> None:
+    assert waiting_slot_count(slow, jobs) == want
+
+
+def test_lower_bound_is_the_longest_run_or_the_cpu_over_the_cores() -> None:
+    assert lower_bound_s(longest_run_s=180.0, tree_cpu_s=200.0, cores=2) == 180.0
+    assert lower_bound_s(longest_run_s=50.0, tree_cpu_s=200.0, cores=2) == 100.0
+    assert lower_bound_s(longest_run_s=50.0, tree_cpu_s=200.0, cores=0) == 200.0  # no cores known: one
+
+
+def test_ratio_and_its_interval() -> None:
+    base = [1.0, 1.1, 0.9, 1.0, 1.05] * 4
+    assert ratio_of_medians([2 * x for x in base], base) == pytest.approx(2.0)
+    lo, hi = bootstrap_interval([2 * x for x in base], base)
+    assert lo == pytest.approx(2.0) and hi == pytest.approx(2.0)  # a constant ratio has no spread
+    noisy = [1.0, 3.0, 1.2, 2.5, 0.8, 2.9, 1.1, 2.2] * 2
+    lo, hi = bootstrap_interval(noisy, [1.0] * len(noisy))
+    assert lo < ratio_of_medians(noisy, [1.0] * len(noisy)) < hi and hi - lo > 0.5
+
+
+def test_own_work_counts_overlapping_calls_once() -> None:
+    own = OwnWork()
+    own.take()
+
+    def busy(s: float) -> None:
+        end = time.process_time() + s
+        while time.process_time() < end:
+            pass
+
+    with own.measured():
+        busy(0.05)
+        with own.measured():  # a parallel call in flight at the same time
+            busy(0.05)
+    outside = time.process_time()
+    busy(0.05)  # the framework's own work: not counted
+    assert time.process_time() - outside >= 0.05
+    counted = own.take()
+    assert 0.09 <= counted < 0.14
+    assert own.take() == 0.0
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN_SCRIPTS.values()))
+def test_plain_scripts_use_no_loopbench_code(name: str) -> None:
+    text = (resources.files("loopbench") / "plain" / name).read_text()
+    if name.endswith(".py"):
+        imported = {a.name.split(".")[0] for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Import)
+                    for a in n.names}
+        imported |= {n.module.split(".")[0] for n in ast.walk(ast.parse(text))
+                     if isinstance(n, ast.ImportFrom) and n.module}
+        assert "loopbench" not in imported
+    else:
+        assert "loopbench" not in "".join(line for line in text.splitlines() if "import" in line)
+    assert "POL-7" in text  # it answers the scenario's tools itself
+
+
+def test_governor_opens_a_slot_after_sustained_idle_cpu_while_tasks_wait() -> None:
+    g = SlotGovernor(start=2, most=4, idle_below=60, patience=2)
+    assert not g.sample(30, tasks_waiting=True)  # one idle sample: a pause between runs
+    assert g.sample(30, tasks_waiting=True) and g.slots == 3
+    assert not g.sample(95, tasks_waiting=True)  # busy: the count starts again
+    assert not g.sample(20, tasks_waiting=True)
+    assert g.sample(20, tasks_waiting=True) and g.slots == 4
+    assert not g.sample(0, tasks_waiting=True) and not g.sample(0, tasks_waiting=True)  # at the bound
+    assert g.slots == 4
+
+
+def test_governor_opens_nothing_when_no_task_waits_or_when_fixed() -> None:
+    g = SlotGovernor(start=2, most=4)
+    assert not any(g.sample(0, tasks_waiting=False) for _ in range(10))
+    fixed = SlotGovernor(start=2, most=2)  # an explicit --jobs
+    assert not any(fixed.sample(0, tasks_waiting=True) for _ in range(10)) and fixed.slots == 2
+
+
+def test_compute_waiting_tells_whether_a_compute_slot_has_anything_left() -> None:
+    s = schedule()
+    s.next("waiting"), s.next("waiting")
+    assert s.compute_waiting()
+    while s.next("compute") is not None:
+        pass
+    assert not s.compute_waiting()
