@@ -78,7 +78,7 @@ from loopbench.harness.errors import LoopbenchError
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 HELLO_TIMEOUT_S = 60.0
 MIN_AI = (7,)
 
@@ -377,6 +377,7 @@ class VercelAIAdapter(Adapter):
         events: list[dict[str, Any]] = []
         d = driver()
         answer = await asyncio.to_thread(d.request, payload, events.append)
+        events.extend(answer.get("events") or [])  # protocol 2: the events come with the terminal line
         ctx.work_dir.mkdir(parents=True, exist_ok=True)
         with open(ctx.work_dir / "driver-events.jsonl", "w", encoding="utf-8") as fh:
             for ev in events:

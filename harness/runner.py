@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import queue
 import secrets
 import shutil
@@ -300,7 +301,7 @@ def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> Suit
     retry_window = {f: adapter_class(f).capabilities.retry_window_s for f, _ in plan.variants}
     schedule: Schedule[Task] = Schedule(tasks, is_slow=lambda t: "slow" in t[0].tags,
                                         retry_window_s=lambda t: retry_window[t[1]])
-    plan.waiting_slots = waiting_slot_count(schedule.slow_count, plan.jobs)
+    plan.waiting_slots = waiting_slot_count(schedule.slow_count, os.cpu_count() or 1)
     suite = Suite(plan)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.fields[tally]}"), disable=not plan.show_progress)

@@ -10,10 +10,12 @@ short retry window, whose storm lasts seconds) runs there in its turn, while its
 A waiting slot never takes a task that is not slow.
 
 The compute slots start at `--jobs` (default: the cores). Without an explicit `--jobs`, the runner opens more
-while the machine's CPU idles and tasks wait (`SlotGovernor`), up to twice the cores: the suite's runs spend
-much of their time waiting (scripted delays, retry backoff), and a fixed slot per core leaves a core idle
+while the machine's CPU idles and tasks wait (`SlotGovernor`), up to one more than the cores: the suite's runs
+spend much of their time waiting (scripted delays, retry backoff), and a fixed slot per core leaves a core idle
 then. The bound is where the timing-sensitive cells were measured unchanged (`loopbench diff` against the
-published results, `--jobs` at the bound).
+published results with `--jobs` at the bound, which gives the same slots); at twice the cores (4 compute and 4
+waiting slots on 2 cores) one did change: Claude's `can_use_tool` deny-and-stop ended while still streaming
+(`aborted_streaming`, failed) instead of at its tools (`aborted_tools`, denied).
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ T = TypeVar("T")
 SlotKind = Literal["compute", "waiting"]
 
 
-def waiting_slot_count(slow_tasks: int, jobs: int) -> int:
-    """One waiting slot per slow task, at most `jobs` of them: each slot is a worker process of its own (its
-    start-up and SDK imports cost seconds of CPU), so their number stays bounded by the compute slots'."""
-    return min(slow_tasks, jobs)
+def waiting_slot_count(slow_tasks: int, cores: int) -> int:
+    """One waiting slot per slow task, at most one per core: each slot is a worker process of its own (its
+    start-up and SDK imports cost seconds of CPU), so their number stays bounded by the machine's."""
+    return min(slow_tasks, cores)
 
 
 class Schedule(Generic[T]):

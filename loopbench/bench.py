@@ -75,6 +75,16 @@ def lower_bound_s(longest_run_s: float, tree_cpu_s: float, cores: int) -> float:
     return max(longest_run_s, tree_cpu_s / max(cores, 1))
 
 
+def goal_verdict(wall: list[float], cpu: list[float], goal: float = GOAL_RATIO) -> str:
+    """From the two ratios' intervals: `met` (both at or below the goal), `not met` (either above), else
+    `undecided` (more pairs would tell)."""
+    if wall[1] <= goal and cpu[1] <= goal:
+        return "met"
+    if wall[0] > goal or cpu[0] > goal:
+        return "not met"
+    return "undecided"
+
+
 def ratio_of_medians(new: list[float], base: list[float]) -> float:
     return statistics.median(new) / statistics.median(base)
 
@@ -365,21 +375,26 @@ def markdown(results: dict[str, Any]) -> str:
         "(`loopbench bench`); every number below is in `results.json` beside this file.", "",
         "## loopbench against a plain script", "",
         f"Scenario `{PLAIN_SCENARIO}`, each framework's default variant. The plain script (`loopbench/plain/`, no "
-        "loopbench code) and loopbench's full run, in interleaved pairs, order alternating, after a warm-up of "
+        "loopbench code) and loopbench's full run (a warm worker, the ledger, judging, the record, the results "
+        f"line, the trace), interleaved in blocks of {BLOCK} runs, the order alternating, after a warm-up of "
         "each. Wall: around the whole run. CPU: the bench process (the model server, and loopbench's runner) + "
         "the client process (the plain script, or loopbench's worker and its children). Ratio: median "
         "loopbench / median plain, with its 95 % bootstrap interval over the pairs. "
-        f"Goal: ≤ {GOAL_RATIO:.2f} for wall and CPU.", "",
+        f"Goal: ≤ {GOAL_RATIO:.2f} for wall and CPU; the verdict is `met` when both intervals lie at or below "
+        "it, `not met` when either lies above it, `undecided` otherwise. loopbench's own CPU per run is its "
+        "ledger calls in the worker plus the runner's bookkeeping before judging, from the records: it "
+        "accounts for part of the gap only (the rest — the ledger's serving, the worker's job handling, "
+        "judging and writing the record, what each adapter adds to observe — is not yet measured apart).", "",
         "| framework | pairs | plain ms | loopbench ms | wall ratio [95 %] | plain CPU ms | loopbench CPU ms "
-        "| CPU ratio [95 %] | goal met |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| CPU ratio [95 %] | loopbench's own CPU ms / run | goal |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for fid, f in results["frameworks"].items():
         sw, sc = f["plain_ratio_spread"]["wall"], f["plain_ratio_spread"]["cpu"]
-        met = f["plain_wall_ratio"] <= GOAL_RATIO and f["plain_cpu_ratio"] <= GOAL_RATIO
         lines.append(f"| {fid} | {f['pairs']} | {f['plain_wall_ms']} | {f['loopbench_wall_ms']} | "
                      f"{f['plain_wall_ratio']} [{sw[0]}, {sw[1]}] | {f['plain_cpu_ms']} | {f['loopbench_cpu_ms']} | "
-                     f"{f['plain_cpu_ratio']} [{sc[0]}, {sc[1]}] | {'yes' if met else 'no'} |")
+                     f"{f['plain_cpu_ratio']} [{sc[0]}, {sc[1]}] | {f['loopbench_cpu_ms_per_run']} | "
+                     f"{goal_verdict(sw, sc)} |")
     lines += ["", "## The suite against its lower bound", "",
               "The lower bound is max(longest single run, whole-process-tree CPU / cores), both measured in the "
               "same run: the tree is `loopbench run` with every worker, SDK start-up, Claude CLI and Node driver, "

@@ -107,7 +107,7 @@ def run(
     # bounds: each slot is two warm worker processes (~120-250 MB each); a repetition is a whole suite run
     jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, max=32,
                                              help="runs computing at a time, exactly, 1-32 (default: a slot per core, "
-                                                  "up to twice the cores while runs wait)")] = None,
+                                                  "up to one more while runs wait)")] = None,
     repeat: Annotated[int, typer.Option("--repeat", min=1, max=100, help="repetitions of each run, 1-100")] = 1,
     out_dir: Annotated[Path, typer.Option("--out", help="output directory")] = Path("results/latest"),
     resume_partial: Annotated[
@@ -139,10 +139,10 @@ def run(
 
     try:
         cores = os.cpu_count() or 1
-        # an explicit --jobs is exact; by default the runner starts a slot per core and opens more (up to twice
-        # the cores) while the runs wait rather than compute
+        # an explicit --jobs is exact; by default the runner starts a slot per core and opens one more while the
+        # runs wait rather than compute (harness/schedule.py: why not more)
         plan = RunPlan(scenarios=scenarios, variants=runnable, repeat=repeat, jobs=jobs or cores,
-                       max_jobs=None if jobs else 2 * cores, out_dir=out_dir, resume_partial=resume_partial)
+                       max_jobs=None if jobs else cores + 1, out_dir=out_dir, resume_partial=resume_partial)
         if hard_margin is not None:
             plan.hard_margin_s = hard_margin
         summary = run_suite(plan)

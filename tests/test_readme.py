@@ -83,3 +83,23 @@ def test_the_excerpt_check_can_fail(tmp_path, monkeypatch):
 
 if __name__ == "__main__":
     print(excerpt())
+
+
+def test_readme_speed_numbers_are_the_committed_bench_results() -> None:
+    """The Speed section's figures are those of reports/bench/results.json (rounded as written)."""
+    import json
+
+    bench = json.loads((ROOT / "reports" / "bench" / "results.json").read_text())
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    suite, quick = bench["suite"], bench["quick"]
+    assert (f"the full suite took {suite['wall_s']:.0f} s against a bound of {suite['lower_bound_s']:.0f} s "
+            f"({suite['wall_to_bound']:.2f}×") in text
+    assert f"{quick['wall_s']:.0f} s against {quick['lower_bound_s']:.0f} s ({quick['wall_to_bound']:.2f}×)" in text
+    frameworks = bench["frameworks"]
+    python_side = [f["plain_wall_ratio"] for k, f in frameworks.items() if k != "vercel-ai"]
+    assert f"{min(python_side):.2f}–{max(python_side):.2f}× a plain script's wall time" in text
+    assert f"~{frameworks['vercel-ai']['plain_wall_ratio']:.1f}× for the Vercel AI SDK" in text
+    met = [k for k, f in frameworks.items() if f["plain_wall_ratio"] <= 1.10 and f["plain_cpu_ratio"] <= 1.10]
+    assert ("it is not met for any framework" in text) == (not met)
+    changed = {suite.get("cells_changed_vs_published"), quick.get("cells_changed_vs_published")}
+    assert ("Neither run changed a cell" in text) == (changed == {0})

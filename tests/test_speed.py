@@ -64,9 +64,9 @@ def test_schedule_hands_each_task_out_once_across_threads() -> None:
     assert sorted(got) == sorted(tasks)
 
 
-@pytest.mark.parametrize(("slow", "jobs", "want"), [(0, 2, 0), (2, 2, 2), (9, 2, 2), (1, 4, 1)])
-def test_waiting_slots_are_bounded_by_the_slow_tasks_and_the_jobs(slow: int, jobs: int, want: int) -> None:
-    assert waiting_slot_count(slow, jobs) == want
+@pytest.mark.parametrize(("slow", "cores", "want"), [(0, 2, 0), (2, 2, 2), (9, 2, 2), (1, 4, 1)])
+def test_waiting_slots_are_bounded_by_the_slow_tasks_and_the_cores(slow: int, cores: int, want: int) -> None:
+    assert waiting_slot_count(slow, cores) == want
 
 
 def test_lower_bound_is_the_longest_run_or_the_cpu_over_the_cores() -> None:

@@ -1,8 +1,8 @@
 // loopbench's long-lived driver for the Vercel AI SDK. One process serves many runs.
 //
-// Protocol (version 1, documented in README.md): line-delimited JSON. The driver writes one `hello` line when
-// it is ready, then reads one request per line on stdin and writes `event` lines and exactly one terminal line
-// (`result` or `error`) per request on stdout, each tagged with the request's `id`. Requests run concurrently;
+// Protocol (version 2, documented in README.md): line-delimited JSON. The driver writes one `hello` line when
+// it is ready, then reads one request per line on stdin and writes exactly one terminal line (`result` or
+// `error`, carrying the request's events) per request on stdout, each tagged with the request's `id`. Requests run concurrently;
 // a malformed line gets an `error` reply with `id: null` (or the id it could read) and the driver keeps
 // serving. Everything else the process or the SDK prints goes to stderr, so stdout stays protocol-only.
 //
@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 
-const PROTOCOL_VERSION = 1;
+const PROTOCOL_VERSION = 2;
 const HERE = new URL('.', import.meta.url);
 
 // ---- keep stdout for the protocol only
@@ -158,7 +158,9 @@ function validate(req) {
 // ---- one run segment (a run from the prompt, or a resume from a snapshot)
 async function runSegment(req, store) {
   const { generateText, ToolLoopAgent, hasToolCall, isStepCount, jsonSchema, tool } = sdk.ai;
-  const emit = (event, data) => send({ id: req.id, type: 'event', event, ...data });
+  // events travel with the terminal line: a line per event cost ~2 ms per run, and a driver that dies loses
+  // its in-flight answer either way
+  const emit = (event, data) => store.events.push({ event, ...data });
   const limits = req.limits ?? {};
   const approvalOf = Object.fromEntries(req.tools.map((t) => [t.name, t.approval ?? 'none']));
   const denyIntent = req.deny ?? 'stop'; // the scenario's intent for tools denied by policy
@@ -399,13 +401,16 @@ async function handle(req) {
   if (req.op === 'ping') return { id: req.id, type: 'result', pong: true, pid: process.pid };
   const problem = validate(req);
   if (problem) return { id: req.id, type: 'error', error: `bad ${req.op} request: ${problem}` };
-  const store = { warnings: [], harnessErrors: [] };
+  const store = { warnings: [], harnessErrors: [], events: [] };
   try {
-    return await requestContext.run(store, () => runSegment(req, store));
+    return { ...(await requestContext.run(store, () => runSegment(req, store))), events: store.events };
   } catch (error) {
     // a driver or harness problem (snapshot unreadable, ledger refused...), not a framework signal
     const d = describeError(error);
-    return { id: req.id, type: 'error', error: `${d.name}: ${d.message}`, detail: d, stack: error?.stack ?? null };
+    return {
+      id: req.id, type: 'error', error: `${d.name}: ${d.message}`, detail: d, stack: error?.stack ?? null,
+      events: store.events,
+    };
   }
 }
 
