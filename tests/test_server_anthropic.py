@@ -104,14 +104,23 @@ async def test_overloaded_529_is_retried_and_counted(model_server, make_scenario
 
 async def test_a_declared_retry_header_is_sent_and_honoured(model_server, make_scenario, register):
     server, url = model_server
-    run_id, key = register(make_scenario([{"id": "answer", "text": "ok", "fail_first": [
-        {"status": 529, "times": 2, "headers": {"retry-after-ms": "10"}}]}]))
-    async with _client(url, key, anthropic.AsyncAnthropic) as client:
-        msg = await client.messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": "x"}])
-    assert msg.content[0].text == "ok"
-    log = server.requests(run_id)
-    assert [e.status for e in log] == [529, 529, 200]
-    assert all(0.009 <= b.t_s - a.t_s < 0.3 for a, b in zip(log, log[1:], strict=False)), log
+    widest = []
+    # load only ever lengthens a gap (one measured 0.3 s in a loaded full test run, against 14-45 ms alone), so
+    # the narrowest of three exchanges is the client's own timing; one that ignored the header would wait its
+    # own backoff (>= 0.375 s) every time
+    for _ in range(3):
+        run_id, key = register(make_scenario([{"id": "answer", "text": "ok", "fail_first": [
+            {"status": 529, "times": 2, "headers": {"retry-after-ms": "10"}}]}]))
+        async with _client(url, key, anthropic.AsyncAnthropic) as client:
+            msg = await client.messages.create(model="m", max_tokens=10,
+                                               messages=[{"role": "user", "content": "x"}])
+        assert msg.content[0].text == "ok"
+        log = server.requests(run_id)
+        assert [e.status for e in log] == [529, 529, 200]
+        gaps = [b.t_s - a.t_s for a, b in zip(log, log[1:], strict=False)]
+        assert min(gaps) >= 0.009, log  # the hint's 10 ms were waited
+        widest.append(max(gaps))
+    assert min(widest) < 0.3, widest
 
 
 def test_overloaded_forever_surfaces_the_protocol_error(model_server, make_scenario, register):
