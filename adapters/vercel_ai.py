@@ -10,8 +10,9 @@ runner records `error` with the reason) and is restarted at once, in the backgro
 Translation of the neutral scenario into native controls (the `default` variant keeps every other default):
 - model: `createOpenAI({baseURL: <server>/v1, apiKey: <run key>}).chat(<model id>)` (Chat Completions);
 - tools: `tool({description, inputSchema: jsonSchema(<scenario schema>), execute})`; `execute` POSTs to the
-  ledger's HTTP face with the scripted call id and passes the SDK's `abortSignal` to `fetch` (an aborted call
-  is recorded by the ledger as abandoned); a ledger error throws, so the SDK's own tool-error path applies;
+  ledger's HTTP face (`node:http`, keep-alive) with the scripted call id and passes the SDK's `abortSignal` to
+  the request (an aborted call is recorded by the ledger as abandoned); a ledger error throws, so the SDK's own
+  tool-error path applies;
 - max model calls -> `stopWhen: isStepCount(n)`; unset -> nothing (the SDK default stays, so a scenario without a
   limit shows it); deadline -> `timeout: {totalMs}`; token and cost budgets -> unsupported;
 - `approval: required` -> `toolApproval: {<tool>: fn}` returning 'user-approval'; `approval: deny` -> the
@@ -253,8 +254,8 @@ class NodeDriver:
             self.proc.stdin.write(line if line.endswith("\n") else line + "\n")
             self.proc.stdin.flush()
 
-    def request(self, payload: dict[str, Any], on_event: Any = None) -> dict[str, Any]:
-        """Send one request and wait for its terminal line; events go to `on_event`. Raises DriverDied."""
+    def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Send one request and wait for its terminal line (its events inside). Raises DriverDied."""
         t0 = time.perf_counter()
         self.ensure()
         waited_s = time.perf_counter() - t0  # > 0 when this request waited for a driver (re)start
@@ -273,16 +274,10 @@ class NodeDriver:
                 self._pending.pop(rid, None)
                 raise DriverDied(f"cannot write to the Node driver (pid {proc.pid}): {exc}") from None
         try:
-            while True:
-                msg = q.get()
-                kind = msg.get("type")
-                if kind == "event":
-                    if on_event is not None:
-                        on_event(msg)
-                    continue
-                if kind == "died":
-                    raise DriverDied(f"{msg['reason']} while request {rid} ({payload.get('op')}) was in flight")
-                return {**msg, "driver_pid": proc.pid, "driver_wait_s": round(waited_s, 3)}
+            msg = q.get()
+            if msg.get("type") == "died":
+                raise DriverDied(f"{msg['reason']} while request {rid} ({payload.get('op')}) was in flight")
+            return {**msg, "driver_pid": proc.pid, "driver_wait_s": round(waited_s, 3)}
         finally:
             with self._lock:
                 self._pending.pop(rid, None)
@@ -374,10 +369,9 @@ class VercelAIAdapter(Adapter):
         return await self._request(scenario, ctx, payload)
 
     async def _request(self, scenario: Scenario, ctx: RunContext, payload: dict[str, Any]) -> SegmentResult:
-        events: list[dict[str, Any]] = []
         d = driver()
-        answer = await asyncio.to_thread(d.request, payload, events.append)
-        events.extend(answer.get("events") or [])  # protocol 2: the events come with the terminal line
+        answer = await asyncio.to_thread(d.request, payload)
+        events = answer.get("events") or []
         ctx.work_dir.mkdir(parents=True, exist_ok=True)
         with open(ctx.work_dir / "driver-events.jsonl", "w", encoding="utf-8") as fh:
             for ev in events:

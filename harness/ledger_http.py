@@ -8,8 +8,8 @@ call's effect still commits at its scripted point.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
-import threading
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -158,8 +158,6 @@ class LedgerClient:
 # (its connections belong to it)
 _async_sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[aiohttp.ClientSession, Any]] = (
     weakref.WeakKeyDictionary())
-_sync: list[httpx.Client] = []
-_sync_lock = threading.Lock()
 
 
 async def _closed_with_the_loop(session: aiohttp.ClientSession) -> AsyncIterator[None]:
@@ -182,8 +180,6 @@ async def _async_session() -> aiohttp.ClientSession:
     return kept[0]
 
 
+@functools.cache
 def _sync_client() -> httpx.Client:
-    with _sync_lock:
-        if not _sync:
-            _sync.append(httpx.Client(trust_env=False))
-        return _sync[0]
+    return httpx.Client(trust_env=False)

@@ -63,7 +63,6 @@ class RunPlan:
     hard_margin_s: float = HARD_MARGIN_S
     show_progress: bool = True
     resume_partial: bool = False  # --continue: keep DIR/results.jsonl and run only what is missing
-    waiting_slots: int = 0  # slots for the slow-tagged runs, beside the `jobs` compute slots (`schedule`)
     max_jobs: int | None = None  # open compute slots up to this many while the CPU idles (None: `jobs`, fixed)
 
 
@@ -100,16 +99,11 @@ class Suite:
         self.all_slots: list[Slot] = []
         self.stopping = threading.Event()
         self.versions: dict[str, tuple[str | None, dict[str, str]]] = {}
-        worker_env = child_environment()  # allow-listed: no user credential or proxy reaches a framework
-        logs = self.out / "traces" / "workers"
-        for i in range(plan.jobs + plan.waiting_slots):
-            slot = Slot(i, logs, worker_env)
-            self.all_slots.append(slot)
-            if i < plan.jobs:
-                self.slots.put(slot)
-        self.compute_slots = self.all_slots[:plan.jobs]
-        self.waiting_slots = self.all_slots[plan.jobs:]
-        self.worker_env = worker_env
+        self.worker_env = child_environment()  # allow-listed: no user credential or proxy reaches a framework
+        self.compute_slots: list[Slot] = []
+        self.waiting_slots: list[Slot] = []  # for the slow-tagged runs, beside the compute slots (`schedule`)
+        for _ in range(plan.jobs):
+            self.slots.put(self.open_slot("compute"))
         self.retry_windows: dict[str, float] = {}
         self.capabilities: dict[str, Capabilities] = {}
         for framework, _ in plan.variants:
@@ -118,11 +112,11 @@ class Suite:
             self.retry_windows[framework] = cls.capabilities.retry_window_s
             self.capabilities[framework] = cls.capabilities
 
-    def open_slot(self) -> Slot:
-        """Another compute slot (its workers start on its first task)."""
+    def open_slot(self, kind: SlotKind) -> Slot:
+        """Another slot (its workers start on its first task)."""
         slot = Slot(len(self.all_slots), self.out / "traces" / "workers", self.worker_env)
         self.all_slots.append(slot)
-        self.compute_slots.append(slot)
+        (self.compute_slots if kind == "compute" else self.waiting_slots).append(slot)
         return slot
 
     # ---- one business task
@@ -298,11 +292,11 @@ def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> Suit
     tasks = [(s, f, v, r) for f, v in plan.variants for s in plan.scenarios for r in range(1, plan.repeat + 1)
              if (s.id, f, v, r) not in done]
     summary.skipped = len(plan.scenarios) * len(plan.variants) * plan.repeat - len(tasks)
-    retry_window = {f: adapter_class(f).capabilities.retry_window_s for f, _ in plan.variants}
-    schedule: Schedule[Task] = Schedule(tasks, is_slow=lambda t: "slow" in t[0].tags,
-                                        retry_window_s=lambda t: retry_window[t[1]])
-    plan.waiting_slots = waiting_slot_count(schedule.slow_count, os.cpu_count() or 1)
     suite = Suite(plan)
+    schedule: Schedule[Task] = Schedule(tasks, is_slow=lambda t: "slow" in t[0].tags,
+                                        retry_window_s=lambda t: suite.retry_windows[t[1]])
+    for _ in range(waiting_slot_count(schedule.slow_count, os.cpu_count() or 1)):
+        suite.open_slot("waiting")
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.fields[tally]}"), disable=not plan.show_progress)
     with running(suite.server) as base_url, progress:
@@ -333,7 +327,7 @@ def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> Suit
             while not all(f.done() for f in futures):
                 wait(futures, timeout=GOVERNOR_INTERVAL_S, return_when=FIRST_EXCEPTION)
                 if governor.sample(psutil.cpu_percent(None), schedule.compute_waiting()):
-                    futures.append(pool.submit(serve, suite.open_slot(), "compute"))
+                    futures.append(pool.submit(serve, suite.open_slot("compute"), "compute"))
             for f in futures:
                 f.result()
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: keep what finished, stop the rest cleanly

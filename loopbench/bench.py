@@ -162,9 +162,9 @@ class PlainProcess:
             argv = [sys.executable, str(script)]
         self.config_dir = work / f"plain-{framework}-config"
         self.config_dir.mkdir(parents=True, exist_ok=True)
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                     stderr=open(work / f"plain-{framework}.log", "w"),  # noqa: SIM115
-                                     env=child_environment(), cwd=work, start_new_session=True)
+        with open(work / f"plain-{framework}.log", "w") as log:  # the child keeps its own copy
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, stderr=log,
+                                         env=child_environment(), cwd=work, start_new_session=True)
         ready = self._line()
         if not ready.get("ready"):
             raise RuntimeError(f"the plain {framework} script did not start: {ready}")
@@ -453,9 +453,8 @@ def run_bench(out_dir: Path, include_suite: bool = True, published: Path | None 
 def _diff_cells(published: Path, new: str) -> int:
     """How many common cells changed behaviour against the published results (0 is the goal)."""
     from loopbench.reports.cells import cells
-    from loopbench.reports.diff import compare_cells
+    from loopbench.reports.diff import cell_changes
     from loopbench.reports.load import load_results
 
-    base = {c.key: c for c in cells(load_results(published).records)}
-    fresh = {c.key: c for c in cells(load_results(new).records)}
-    return sum(1 for k in set(base) & set(fresh) if compare_cells(base[k], fresh[k]))
+    base, fresh = (cells(load_results(p).records) for p in (published, new))
+    return len(cell_changes({c.key: c for c in base}, {c.key: c for c in fresh}))

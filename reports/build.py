@@ -40,7 +40,6 @@ from loopbench.reports.frames import (
     units_frame,
 )
 from loopbench.reports.load import Results, load_results
-from loopbench.reports.plots import all_plots
 from loopbench.reports.show import run_sections
 
 FORMATS = frozenset({"md", "html", "csv", "json"})
@@ -122,7 +121,8 @@ class _Pictures(Sequence[tuple[str, str, bytes]]):
         return len(self._all())
 
 
-def report_data(results: Results, claims_file: Path | None = None, with_plots: bool = True) -> ReportData:
+def report_data(results: Results, claims_file: Path | None = None) -> ReportData:
+    """Everything the reports show but the pictures (`build_reports` has them drawn by another process)."""
     recs = results.records
     claims = load_claims(claims_file or CLAIMS_FILE)
     return ReportData(
@@ -130,7 +130,7 @@ def report_data(results: Results, claims_file: Path | None = None, with_plots: b
         mechanisms=mechanisms_frame(recs), capabilities=capabilities_frame(recs),
         accounting=accounting_frame(recs), accounting_diffs=accounting_details(recs),
         conformance=conformance_frame(recs), stability=stability_frame(recs),
-        claims=check_claims(recs, claims), plots=all_plots(recs) if with_plots else [],
+        claims=check_claims(recs, claims), plots=[],
     )
 
 
@@ -481,7 +481,7 @@ def build_reports(dir: Path, formats: set[str] | frozenset[str] = FORMATS, *,  #
         p.write_text(text, encoding="utf-8")
         written.append(p)
 
-    data = report_data(results, claims_file, with_plots=False)
+    data = report_data(results, claims_file)
     if drawing is not None:
         data = dataclasses.replace(data, plots=_Pictures(drawing, out_dir))
     if "csv" in formats:

@@ -141,6 +141,15 @@ def _cell(v: Any) -> str:
     return fmt(v, 100).replace("|", "\\|").replace("\n", " ")
 
 
+def cell_changes(base: dict[Any, Cell], new: dict[Any, Cell]) -> dict[Any, list[tuple[str, Any, Any]]]:
+    """The behaviour changes of each cell present on both sides (by key, sorted), changed cells only."""
+    out = {}
+    for key in sorted(set(base) & set(new)):
+        if changes := compare_cells(base[key], new[key]):
+            out[key] = changes
+    return out
+
+
 def diff_results(base: Path | str, new: Path | str) -> tuple[str, bool]:
     """(Markdown, changed): behaviour changes per scenario × framework × variant between two result sets.
 
@@ -151,11 +160,11 @@ def diff_results(base: Path | str, new: Path | str) -> tuple[str, bool]:
     cb = {c.key: c for c in cells(rb.records)}
     cn = {c.key: c for c in cells(rn.records)}
     rows: list[tuple[str, str, str, Any, Any, str]] = []
-    for key in sorted(set(cb) & set(cn)):
+    for key, changes in cell_changes(cb, cn).items():
         a, b = cb[key], cn[key]
         note = "; ".join(filter(None, ["unstable in base" if a.unstable else "",
                                        "unstable in new" if b.unstable else ""]))
-        for what, x, y in compare_cells(a, b):
+        for what, x, y in changes:
             rows.append((key[0], column_of(key[1], key[2]), what, x, y, note))
     changed = bool(rows)
     only_base = sorted(set(cb) - set(cn))
