@@ -49,6 +49,16 @@ class UnknownTool(LoopbenchError):
     """A tool the run's scenario does not declare."""
 
 
+class OutputUnwritable(LoopbenchError):
+    """loopbench could not write its output (the disk is full, a quota, a read-only mount): the suite stops, the
+    records already written stay complete, and `--continue` runs the rest once the cause is gone."""
+
+    def __init__(self, path: object, why: str):
+        self.path = str(path)
+        self.why = why
+        super().__init__(f"{self.path}: cannot write: {why}")
+
+
 class WorkerHung(LoopbenchError):
     """A worker gave no answer within the segment's hard timeout (the run is `hung`; the worker is replaced)."""
 

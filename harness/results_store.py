@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loopbench.harness.errors import BadInput, InputProblem
+from loopbench.harness.errors import BadInput, InputProblem, OutputUnwritable
 from loopbench.harness.record import RunRecord
 
 RESULTS_NAME = "results.jsonl"
@@ -75,11 +75,14 @@ class ResultsStore:
     def append(self, record: RunRecord) -> None:
         line = record.model_dump_json() + "\n"
         with self._lock:
-            if self._replace:
-                if self.path.exists():
-                    os.replace(self.path, self.path.with_name(PREVIOUS_NAME))
-                self._replace = False
-            self._write(line)
+            try:
+                if self._replace:
+                    if self.path.exists():
+                        os.replace(self.path, self.path.with_name(PREVIOUS_NAME))
+                    self._replace = False
+                self._write(line)
+            except OSError as exc:  # disk full, quota, read-only: a torn last line is dropped by --continue
+                raise OutputUnwritable(self.path, exc.strerror or str(exc)) from exc
 
     def _write(self, line: str) -> None:
         with open(self.path, "a", encoding="utf-8") as fh:

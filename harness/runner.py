@@ -14,6 +14,7 @@ typed messages of `messages`), judging a task into a RunRecord (`judge`, pure), 
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
 import queue
@@ -36,7 +37,7 @@ import psutil
 from loopbench import __version__
 from loopbench.harness.adapter import adapter_class
 from loopbench.harness.environment import child_environment, environment
-from loopbench.harness.errors import BadInput, WorkerDied, WorkerHung
+from loopbench.harness.errors import BadInput, OutputUnwritable, WorkerDied, WorkerHung
 from loopbench.harness.judge import TaskEvidence, TaskIdentity, judge
 from loopbench.harness.ledger import Ledger
 from loopbench.harness.ledger_http import ledger_routes
@@ -75,6 +76,13 @@ class SuiteSummary:
     outcomes: Tally[str] = field(default_factory=Tally)
     results_file: Path | None = None
     warnings: list[str] = field(default_factory=list)
+    unwritable: str | None = None  # why the output could not be written (the suite stopped there)
+
+
+# below this much free space a run's own failures may be the disk's (a framework's snapshot or session file not
+# written), so a run that ends there is not recorded: the suite stops and `--continue` runs it again
+MIN_FREE_BYTES = 1 << 20
+_DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 
 
 def _hard_timeout(scenario: Scenario, margin: float, retry_window_s: float) -> float:
@@ -181,6 +189,10 @@ class Suite:
                     if result.snapshot is None:  # an in-process pause (e.g. a callback): nothing to resume
                         break
                     snapshots.append(Path(result.snapshot))
+        except OSError as exc:
+            if exc.errno in _DISK_ERRNOS:  # the disk, not the framework: no record (see MIN_FREE_BYTES)
+                raise OutputUnwritable(getattr(exc, "filename", None) or task_dir, exc.strerror or str(exc)) from exc
+            harness_error = f"harness: {type(exc).__name__}: {exc}"
         except WorkerHung as exc:
             hung_reason = str(exc)
         except WorkerDied as exc:
@@ -211,6 +223,9 @@ class Suite:
             why = f"harness: judging failed: {type(exc).__name__}: {exc}"
             judged = judge(identity, TaskEvidence(segments=[], results=[], requests=[], ledger=[], harness_error=why),
                            trace=str(trace.relative_to(self.out)))
+        if shutil.disk_usage(self.out).free < MIN_FREE_BYTES:
+            raise OutputUnwritable(self.out, f"less than {MIN_FREE_BYTES >> 20} MiB free on its disk (run {run_id} "
+                                   "ended there, so it is not recorded: its failures may be the disk's)")
         self._write_trace(trace, judged.record, judged.reason)
         self.server.unregister_run(run_id)
         self.ledger.unregister_run(run_id)
@@ -224,13 +239,17 @@ class Suite:
         for e in record.ledger:
             events.append((e.started_s, {"event": f"tool_{e.kind}", **e.model_dump(exclude_defaults=True)}))
         events.sort(key=lambda x: x[0])
-        with open(path, "w", encoding="utf-8") as fh:
-            for i, seg in enumerate(record.segments):
-                fh.write(json.dumps({"event": "segment", "index": i, **seg.model_dump(mode="json")}) + "\n")
-            for _, ev in events:
-                fh.write(json.dumps(ev, default=str) + "\n")
-            fh.write(json.dumps({"event": "outcome", "outcome": record.outcome, "rule": record.outcome_rule,
-                                 "reason": reason, "verdict": record.verdict}) + "\n")
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                for i, seg in enumerate(record.segments):
+                    fh.write(json.dumps({"event": "segment", "index": i, **seg.model_dump(mode="json")}) + "\n")
+                for _, ev in events:
+                    fh.write(json.dumps(ev, default=str) + "\n")
+                fh.write(json.dumps({"event": "outcome", "outcome": record.outcome, "rule": record.outcome_rule,
+                                     "reason": reason, "verdict": record.verdict}) + "\n")
+        except OSError as exc:
+            path.unlink(missing_ok=True)  # no half trace beside a record that will not be written
+            raise OutputUnwritable(path, exc.strerror or str(exc)) from exc
 
     def kill_workers(self) -> None:
         for slot in self.all_slots:
@@ -306,16 +325,23 @@ def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> Suit
 
         def serve(slot: Slot, kind: SlotKind) -> None:
             while not suite.stopping.is_set() and (task := schedule.next(kind)) is not None:
-                record = suite.run_task(*task, slot=slot)
-                if suite.stopping.is_set():  # interrupted mid-run: not a result; --continue runs it again
+                try:
+                    record = suite.run_task(*task, slot=slot)
+                    with lock:
+                        if suite.stopping.is_set():  # interrupted mid-run: not a result; --continue runs it again
+                            return
+                        suite.store.append(record)
+                        summary.records += 1
+                        summary.errors += record.outcome == "error"
+                        summary.outcomes[record.outcome] += 1
+                        progress.update(bar, advance=1,
+                                        tally=" ".join(f"{k}:{v}" for k, v in sorted(summary.outcomes.items())))
+                except OutputUnwritable as exc:  # every later record would fail the same way: stop here
+                    with lock:
+                        summary.unwritable = summary.unwritable or str(exc)
+                    suite.stopping.set()
+                    suite.kill_workers()
                     return
-                with lock:
-                    suite.store.append(record)
-                    summary.records += 1
-                    summary.errors += record.outcome == "error"
-                    summary.outcomes[record.outcome] += 1
-                    progress.update(bar, advance=1,
-                                    tally=" ".join(f"{k}:{v}" for k, v in sorted(summary.outcomes.items())))
 
         most = max(plan.max_jobs or plan.jobs, plan.jobs)
         pool = ThreadPoolExecutor(max_workers=len(suite.all_slots) + most - plan.jobs)
@@ -326,7 +352,8 @@ def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> Suit
             psutil.cpu_percent(None)  # the first sample starts the interval
             while not all(f.done() for f in futures):
                 wait(futures, timeout=GOVERNOR_INTERVAL_S, return_when=FIRST_EXCEPTION)
-                if governor.sample(psutil.cpu_percent(None), schedule.compute_waiting()):
+                waiting = schedule.compute_waiting() and not suite.stopping.is_set()
+                if governor.sample(psutil.cpu_percent(None), waiting):
                     futures.append(pool.submit(serve, suite.open_slot("compute"), "compute"))
             for f in futures:
                 f.result()

@@ -16,7 +16,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    WithJsonSchema,
+    model_validator,
+)
 
 from loopbench.harness.errors import BadInput, InputProblem, validation_problems
 from loopbench.harness.record import PER_TOOL_COUNTERS, SCALAR_COUNTERS, Outcome
@@ -48,8 +58,20 @@ MAX_SAFETY_CAP = 10_000  # model requests per run
 CALL_ID_PATTERN = r"^[A-Za-z0-9_]+(\{n\}[A-Za-z0-9_]*)?$"
 
 
+def _printable(text: str) -> str:
+    # a NUL or another control character cannot reach a CLI's argv or every wire protocol intact
+    if bad := sorted({f"U+{ord(c):04X}" for c in text if ord(c) < 32 and c not in "\n\r\t" or ord(c) == 127}):
+        raise ValueError(f"contains control characters ({', '.join(bad)}): only text, newlines and tabs")
+    return text
+
+
+Text = Annotated[str, Field(min_length=1), AfterValidator(_printable)]
+
+
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: YAML already gives numbers and booleans their types, so `delay_s: "1"` or `delay_s: true` is a
+    # mistake to report, not a value to coerce
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Usage(Strict):
@@ -94,7 +116,7 @@ class ToolStep(Strict):
 
 
 class ToolSpec(Strict):
-    description: str
+    description: Text
     parameters: dict[str, Any]
     kind: Literal["read", "write"]
     approval: Literal["none", "required", "deny"] = "none"
@@ -211,10 +233,11 @@ class Completion(Strict):
 class Bound(Strict):
     """A counter expectation with tolerance: min/max bounds or approx ± tol."""
 
-    min: float | None = None
-    max: float | None = None
-    approx: float | None = None
-    tol: float | None = None
+    # every counter is a count, a size, a time or a cost: a negative bound could never be met
+    min: float | None = Field(default=None, ge=0)
+    max: float | None = Field(default=None, ge=0)
+    approx: float | None = Field(default=None, ge=0)
+    tol: float | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _shape(self) -> Bound:
@@ -222,10 +245,23 @@ class Bound(Strict):
             raise ValueError("a bound needs min, max or approx")
         if (self.approx is None) != (self.tol is None):
             raise ValueError("approx and tol go together")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min:g} is above max {self.max:g}: no run could meet it")
         return self
 
 
-CounterExpectation = Annotated[int | float | Bound, Field(union_mode="left_to_right")]
+def _exact_value(v: Any) -> int | float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
+        raise ValueError("must be a number >= 0 or a bound ({min, max} or {approx, tol})")
+    return v
+
+
+# a number is an exact value, a mapping a Bound; the discriminator picks one so an error names only that one
+CounterExpectation = Annotated[
+    Annotated[Any, AfterValidator(_exact_value), WithJsonSchema({"type": "number", "minimum": 0}), Tag("Exact")]
+    | Annotated[Bound, Tag("Bound")],
+    Discriminator(lambda v: "Bound" if isinstance(v, dict | Bound) else "Exact"),
+]
 
 
 class PendingExpectation(Strict):
@@ -238,17 +274,17 @@ class Expect(Strict):
     counters: dict[str, CounterExpectation] = Field(default_factory=dict)
     pending_calls: list[PendingExpectation] | None = None
     # `stalled` ideals: the request count at which a production loop would have stopped
-    stall_at_requests: int | None = None
+    stall_at_requests: int | None = Field(default=None, ge=1)
 
 
 class Scenario(Strict):
     id: str = Field(pattern=ID_PATTERN)
-    title: str
+    title: Text
     category: Category
     claims: list[str] = Field(default_factory=list)
     # "slow": dominated by waiting (retry storms, long backoff); shown by `list`, for selections to come
     tags: list[Literal["slow"]] = Field(default_factory=list)
-    prompt: str
+    prompt: Text
     model: ModelSpec = ModelSpec()
     tools: dict[str, ToolSpec]
     script: list[Turn] = Field(min_length=1)
@@ -261,6 +297,12 @@ class Scenario(Strict):
     source: str = Field(default="", exclude=True)  # the file it came from
 
     # ---- derived views used by the server, the ledger and the adapters
+    @property
+    def timing_sensitive(self) -> bool:
+        """Its cells depend on the clock: a deadline, or a scripted delay or timeout a limit can race. These are
+        the cells a loaded machine could change (tests/test_timing_under_load.py runs them beside a CPU hog)."""
+        return self.limits.deadline_s is not None or self.scripted_delay_s() > 0
+
     def scripted_delay_s(self) -> float:
         """Upper bound of the time the script itself spends waiting (used for hard timeouts)."""
         model = sum(t.delay_s + t.stream_delay_s for t in self.script) * 2
@@ -273,6 +315,9 @@ class Scenario(Strict):
 
 
 # ---------------------------------------------------------------- loading
+SUITE_DEFAULT_KEYS = ("model", "limits", "safety_cap", "tools")  # what `_suite.yaml` may set for its directory
+
+
 def _merge_defaults(raw: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
     merged = copy.deepcopy(raw)
     for key in ("model", "limits", "safety_cap"):
@@ -418,6 +463,14 @@ def load_defaults(directory: Path) -> tuple[dict[str, Any], list[InputProblem]]:
         return {}, problems
     if not isinstance(data, dict):
         problems.append(InputProblem(str(path), "", "must be a YAML mapping"))
+        return {}, problems
+    for key in sorted(set(data) - set(SUITE_DEFAULT_KEYS), key=str):
+        known = ", ".join(SUITE_DEFAULT_KEYS)
+        problems.append(InputProblem(str(path), str(key), f"unknown key (a suite file has {known})"))
+    for key in ("model", "limits", "tools"):
+        if key in data and not isinstance(data[key], dict):
+            problems.append(InputProblem(str(path), key, "must be a mapping"))
+    if problems:
         return {}, problems
     return data, problems
 

@@ -16,6 +16,7 @@ from loopbench.harness.errors import LoopbenchError
 
 MAX_FILE_BYTES = 1_000_000  # a scenario or claims file: the whole suite's files are ~50 KB together
 MAX_ALIASES = 100  # alias uses per document: plenty for shared fragments, far from a bomb
+MAX_DEPTH = 50  # nesting of mappings and lists: the suite's deepest is 7; 5,000 fit in 1 MB and blow the stack
 
 
 class InputError(LoopbenchError):
@@ -30,6 +31,7 @@ class _StrictLoader(yaml.SafeLoader):
     def __init__(self, stream: str):
         super().__init__(stream)
         self._aliases = 0
+        self._depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -37,7 +39,14 @@ class _StrictLoader(yaml.SafeLoader):
             if self._aliases > MAX_ALIASES:
                 mark = self.peek_event().start_mark
                 raise yaml.composer.ComposerError(None, None, f"more than {MAX_ALIASES} aliases", mark)
-        return super().compose_node(parent, index)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         seen: dict[Any, Any] = {}
@@ -54,7 +63,7 @@ class _StrictLoader(yaml.SafeLoader):
 
 def read_yaml(path: Path) -> Any:
     """The YAML data of `path`. Raises InputError (too large, not UTF-8, a syntax error, a duplicate key, too
-    many aliases) or OSError (cannot be read)."""
+    many aliases, too deep, a number too long) or OSError (cannot be read)."""
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise InputError("", f"{size:,} bytes: larger than the {MAX_FILE_BYTES:,} bytes an input file may have")
@@ -72,3 +81,5 @@ def read_yaml(path: Path) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise InputError(where, f"YAML: {getattr(exc, 'problem', None) or exc}") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise InputError("", f"YAML: {exc}") from None

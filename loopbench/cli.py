@@ -1,7 +1,8 @@
 """The `loopbench` command line: the only place that composes the harness and the reports.
 
 Exit codes: 0 every run produced a record (deviations are findings, not failures); 1 a run ended in
-`error`; 2 bad input (refused before anything runs).
+`error`; 2 bad input (refused before anything runs); 3 the output could not be written (a full disk): what was
+written is complete and `--continue` runs the rest.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import fnmatch
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -152,6 +155,11 @@ def run(
         err.print(f"[yellow]warning[/yellow] {warning}")
     out.print(f"{summary.records} run(s) recorded in {summary.results_file}"
               + (f" ({summary.skipped} already there)" if summary.skipped else ""))
+    if summary.unwritable:
+        err.print(f"[red]error[/red] {summary.unwritable}. The {summary.records} run(s) recorded before it are "
+                  f"complete; make room, then `loopbench run --out {out_dir} --continue` runs the rest (no reports "
+                  "were written)", highlight=False, soft_wrap=True)
+        raise typer.Exit(3)
     if summary.results_file and summary.results_file.exists() and summary.results_file.stat().st_size:
         _write_reports(out_dir, "md,html,csv,json")
     if summary.interrupted:
@@ -160,16 +168,31 @@ def run(
     raise typer.Exit(1 if summary.errors else 0)
 
 
-def _write_reports(results: Path, formats: str) -> None:
+@contextmanager
+def _warnings_printed() -> Iterator[None]:
+    """Warnings about the inputs (a torn last line skipped) as `warning ...` lines, not Python's format."""
     import warnings
-
-    from loopbench.reports.build import build_reports
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        paths = build_reports(results, {f.strip() for f in formats.split(",") if f.strip()})
-    for w in caught:
-        err.print(f"[yellow]warning[/yellow] {w.message}")
+        try:
+            yield
+        finally:
+            for w in caught:
+                err.print(f"[yellow]warning[/yellow] {w.message}", highlight=False, soft_wrap=True)
+
+
+def _write_reports(results: Path, formats: str) -> None:
+    from loopbench.reports.build import build_reports
+
+    with _warnings_printed():
+        try:
+            paths = build_reports(results, {f.strip() for f in formats.split(",") if f.strip()})
+        except OSError as exc:  # a full disk while writing a report: the results themselves are intact
+            err.print(f"[red]error[/red] {exc.filename or results}: cannot write the reports: {exc.strerror or exc}; "
+                      f"the results are intact: `loopbench report {results}` once there is room",
+                      highlight=False, soft_wrap=True)
+            raise typer.Exit(3) from None
     out.print("reports written:")
     for path in paths:
         out.print(f"  {path}")
@@ -196,7 +219,8 @@ def show(
     from loopbench.reports.show import show_run
 
     try:
-        print(show_run(results, run_id, color=out.is_terminal, width=out.width))
+        with _warnings_printed():
+            print(show_run(results, run_id, color=out.is_terminal, width=out.width))
     except BadInput as exc:
         raise _fail(exc) from None
 
@@ -210,7 +234,8 @@ def diff(
     from loopbench.reports.diff import diff_results
 
     try:
-        markdown, changed = diff_results(base, new)
+        with _warnings_printed():
+            markdown, changed = diff_results(base, new)
     except BadInput as exc:
         raise _fail(exc) from None
     print(markdown)

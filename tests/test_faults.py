@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from loopbench.harness.record import RunRecord
 from loopbench.harness.runner import RunPlan, run_suite
@@ -166,3 +167,75 @@ def test_workers_die_with_a_killed_runner(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
     assert _alive(workers, within_s=10) == []
+
+
+def test_a_full_disk_mid_run_stops_with_the_reason_and_continue_finishes(tmp_path, monkeypatch, doubles):
+    """The second record's write fails half-way with ENOSPC: the suite stops there naming the file and the
+    cause, the first record stays complete, and `--continue` drops the torn line and runs the rest."""
+    import errno
+
+    from loopbench.harness.results_store import ResultsStore
+
+    real_write, calls = ResultsStore._write, []
+
+    def full_on_second(self, line: str) -> None:
+        calls.append(line)
+        if len(calls) == 2:
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(line[: len(line) // 2])
+            raise OSError(errno.ENOSPC, "No space left on device", str(self.path))
+        real_write(self, line)
+
+    monkeypatch.setattr(ResultsStore, "_write", full_on_second)
+    scenarios = ("support_draft_completes", "approval_pause", "parallel_tool_calls")
+    chosen = [s for s in load_scenarios() if s.id in scenarios]
+    plan = RunPlan(scenarios=chosen, variants=[("double-onecall", "default")], jobs=1, out_dir=tmp_path,
+                   show_progress=False)
+    summary = run_suite(plan)
+    assert summary.records == 1 and len(calls) == 2  # nothing tried after the failure
+    assert summary.unwritable and "results.jsonl: cannot write: No space left on device" in summary.unwritable
+    monkeypatch.setattr(ResultsStore, "_write", real_write)
+    plan.resume_partial = True
+    again = run_suite(plan)
+    assert again.skipped == 1 and again.records == 2 and not again.unwritable
+    assert any("torn last line" in w for w in again.warnings)
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert sorted(json.loads(x)["scenario"] for x in lines) == sorted(scenarios)
+
+
+def test_a_real_full_disk_is_exit_3_with_a_clear_message_and_continue_recovers(tmp_path):
+    """`loopbench run` with its --out on a small tmpfs that a filler fills while the second run is going."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("mounting a tmpfs needs CAP_SYS_ADMIN here; the injected ENOSPC test above covers the path")
+    try:
+        out = disk / "out"
+        cmd = [sys.executable, "-m", "loopbench.cli", "run", "-f", "double-onecall", "-f", "double-hang",
+               "-s", "support_draft_completes", "--jobs", "1", "--hard-margin", "2", "--out", str(out)]
+        proc = subprocess.Popen(cmd, env=_cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        results = out / "results.jsonl"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (results.exists() and results.read_text().strip()):
+            time.sleep(0.1)
+        filler = disk / "filler"
+        with open(filler, "wb") as fh:  # the hanging double is running: fill the disk under it
+            try:
+                while True:
+                    fh.write(b"\0" * (1 << 16))
+                    fh.flush()
+            except OSError:
+                pass
+        output, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 3, output
+        assert "cannot write" in output and "--continue" in output and "Traceback" not in output, output
+        assert len(results.read_text().splitlines()) == 1
+        filler.unlink()
+        done = subprocess.run([*cmd, "--continue"], env=_cli_env(), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "(1 already there)" in done.stdout
+        assert sorted(json.loads(x)["framework"] for x in results.read_text().splitlines()) == [
+            "double-hang", "double-onecall"]
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)

@@ -183,3 +183,24 @@ async def test_count_tokens_checks_the_key_before_it_reads_the_body():
              "headers": [(b"x-api-key", b"nope"), (b"content-length", b"200000000")]}
     response = await ModelServer()._count_tokens(Request(scope, receive))
     assert response.status_code == 401
+
+
+def test_an_idle_connection_stays_open_past_every_client_pools_expiry(model_server):
+    """A request, 6 s idle (past httpx's 5 s pool expiry and uvicorn's default keep-alive), a second request on
+    the same connection: the server must not close it first, or a client reusing it at that moment fails."""
+    import http.client
+    import time
+    from urllib.parse import urlparse
+
+    _, base = model_server
+    url = urlparse(base)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
+    try:
+        conn.request("GET", "/keep-alive-probe")
+        conn.getresponse().read()
+        local = conn.sock.getsockname()
+        time.sleep(6)
+        conn.request("GET", "/keep-alive-probe")  # http.client does not reconnect on its own
+        assert conn.getresponse().status == 404 and conn.sock.getsockname() == local
+    finally:
+        conn.close()

@@ -319,11 +319,18 @@ def bind(port: int = 0) -> socket.socket:
     return sock
 
 
+# An idle keep-alive connection is closed by the server only long after every client's pool has let it go
+# (httpx 5 s, undici 4 s, aiohttp 15 s). With uvicorn's default of 5 s, equal to httpx's, a client could send
+# a request on a connection the server was closing at that moment: a ReadError in the client, a
+# ClientDisconnect in the server, and a run blamed on its framework (the test_load flake under load).
+KEEP_ALIVE_S = 75
+
+
 def _config(app: Starlette) -> uvicorn.Config:
     # httptools and uvloop, named rather than "auto" (both are dependencies): the pure-Python h11 parser and
     # the default loop cost ~1 ms of CPU per request, which a framework under test would wait for
     return uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2,
-                          http="httptools", loop="uvloop")
+                          http="httptools", loop="uvloop", timeout_keep_alive=KEEP_ALIVE_S)
 
 
 class _ThreadedUvicorn(uvicorn.Server):
