@@ -26,7 +26,8 @@ from loopbench.harness.markers import error_mark, receipt
 from loopbench.harness.record import LedgerEntry
 from loopbench.harness.scenario import Scenario, ToolStep
 
-_TEMPLATE = re.compile(r"\{(n|args\.[A-Za-z0-9_]+)\}")
+# any argument name (a JSON Schema property may hold dashes, dots or spaces), as long as it has no braces
+_TEMPLATE = re.compile(r"\{(n|args\.[^{}]+)\}")
 
 
 class ToolOutcome(BaseModel):

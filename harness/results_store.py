@@ -15,6 +15,7 @@ import fcntl
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,10 +68,11 @@ class ResultsStore:
     to `results.previous.jsonl` (replacing an older one) and the new file starts. A run that fails before it
     records anything loses nothing."""
 
-    def __init__(self, path: Path, replace: bool = False):
+    def __init__(self, path: Path, replace: bool = False, on_first: Callable[[], None] | None = None):
         self.path = path
         self._lock = threading.Lock()
         self._replace = replace
+        self._on_first = on_first  # called once, after the first record is on disk
 
     def append(self, record: RunRecord) -> None:
         line = record.model_dump_json() + "\n"
@@ -83,6 +85,9 @@ class ResultsStore:
                 self._write(line)
             except OSError as exc:  # disk full, quota, read-only: a torn last line is dropped by --continue
                 raise OutputUnwritable(self.path, exc.strerror or str(exc)) from exc
+            if self._on_first is not None:
+                first, self._on_first = self._on_first, None
+                first()
 
     def _write(self, line: str) -> None:
         with open(self.path, "a", encoding="utf-8") as fh:

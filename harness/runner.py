@@ -25,7 +25,7 @@ import threading
 import time
 import uuid
 from collections import Counter as Tally
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -65,6 +65,7 @@ class RunPlan:
     show_progress: bool = True
     resume_partial: bool = False  # --continue: keep DIR/results.jsonl and run only what is missing
     max_jobs: int | None = None  # open compute slots up to this many while the CPU idles (None: `jobs`, fixed)
+    on_first_record: Callable[[], None] | None = None  # e.g. move results/latest here (harness/history.py)
 
 
 @dataclass
@@ -102,7 +103,8 @@ class Suite:
         self.env = environment()
         self.base_url = ""
         # a fresh run replaces earlier results in this directory, once it has a record of its own
-        self.store = ResultsStore(self.out / RESULTS_NAME, replace=not plan.resume_partial)
+        self.store = ResultsStore(self.out / RESULTS_NAME, replace=not plan.resume_partial,
+                                  on_first=plan.on_first_record)
         self.slots: queue.Queue[Slot] = queue.Queue()
         self.all_slots: list[Slot] = []
         self.stopping = threading.Event()
@@ -165,7 +167,8 @@ class Suite:
                     shutil.copytree(snapshots[pause - 1], snapshot)
                     self.server.begin_segment(run_id)
                 job = WorkerJob(op=op, framework=framework, variant=variant,  # type: ignore[arg-type]
-                                scenario_file=scenario.source, ctx=ctx, snapshot=snapshot, decisions=decisions)
+                                scenario_file=str(Path(scenario.source).resolve()), ctx=ctx, snapshot=snapshot,
+                                decisions=decisions)
                 run_worker, resume_worker = slot.workers(framework)
                 worker = run_worker if op == "run" else resume_worker
                 timeout = _hard_timeout(scenario, self.plan.hard_margin_s, self.retry_windows[framework])

@@ -270,11 +270,23 @@ class PendingExpectation(Strict):
 
 
 class Expect(Strict):
-    outcome: Outcome
+    # one outcome, or the acceptable ones (e.g. [awaiting_approval, denied]: either is how a production loop stops)
+    outcome: Outcome | list[Outcome] = Field(union_mode="left_to_right")
     counters: dict[str, CounterExpectation] = Field(default_factory=dict)
     pending_calls: list[PendingExpectation] | None = None
     # `stalled` ideals: the request count at which a production loop would have stopped
     stall_at_requests: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _outcomes(self) -> Expect:
+        if isinstance(self.outcome, list) and (not self.outcome or len(set(self.outcome)) != len(self.outcome)):
+            raise ValueError("outcome: a list of acceptable outcomes must be non-empty, each named once")
+        return self
+
+    @property
+    def outcomes(self) -> tuple[Outcome, ...]:
+        """The acceptable outcomes."""
+        return tuple(self.outcome) if isinstance(self.outcome, list) else (self.outcome,)
 
 
 class Scenario(Strict):
@@ -315,7 +327,9 @@ class Scenario(Strict):
 
 
 # ---------------------------------------------------------------- loading
-SUITE_DEFAULT_KEYS = ("model", "limits", "safety_cap", "tools")  # what `_suite.yaml` may set for its directory
+# what `_suite.yaml` may set for its directory; `extends: builtin` lays it over the built-in suite's defaults
+# and tool catalogue (the user's entries win), so a user's scenarios can use get_ticket & co. by name
+SUITE_DEFAULT_KEYS = ("extends", "model", "limits", "safety_cap", "tools")
 
 
 def _merge_defaults(raw: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
@@ -355,55 +369,72 @@ def load_claim_ids(path: Path = CLAIMS_FILE) -> set[str]:
     return {c["id"] for c in (data or {}).get("claims", [])}
 
 
-def _cross_checks(sc: Scenario, claim_ids: set[str] | None) -> list[tuple[str, str]]:
-    """Problems pydantic cannot see: references between parts of the file."""
+def _mapping(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _sequence(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _cross_checks(raw: dict[str, Any], claim_ids: set[str] | None) -> list[tuple[str, str]]:
+    """Problems pydantic cannot see: references between parts of the file. Read from the raw (merged) data, so
+    they are reported in the same pass as the schema's problems, even when those make the file invalid."""
     out: list[tuple[str, str]] = []
+    tools = _mapping(raw.get("tools"))
+    script = [_mapping(t) for t in _sequence(raw.get("script"))]
     seen_calls: dict[str, str] = {}
     turn_ids: set[str] = set()
-    for i, turn in enumerate(sc.script):
-        if turn.id in turn_ids:
-            out.append((f"script.{i}.id", f"duplicate turn id {turn.id!r}"))
-        turn_ids.add(turn.id)
-        for j, call in enumerate(turn.calls):
+    for i, turn in enumerate(script):
+        if turn.get("id") in turn_ids:
+            out.append((f"script.{i}.id", f"duplicate turn id {turn.get('id')!r}"))
+        turn_ids.add(turn.get("id"))  # type: ignore[arg-type]
+        for j, call in enumerate(_mapping(c) for c in _sequence(turn.get("calls"))):
             where = f"script.{i}.calls.{j}"
-            if call.tool not in sc.tools:
-                out.append((f"{where}.tool", f"tool {call.tool!r} is not declared in tools"))
-            if call.id in seen_calls:
-                out.append((f"{where}.id", f"duplicate call id {call.id!r} (also in turn {seen_calls[call.id]})"))
-            seen_calls[call.id] = turn.id
-    for i, turn in enumerate(sc.script):
-        if turn.after and turn.after.call not in seen_calls:
-            out.append((f"script.{i}.after.call", f"no scripted call has id {turn.after.call!r}"))
-    openers = [t.id for t in sc.script if t.after is None]
-    if len(openers) != 1:
+            if isinstance(call.get("tool"), str) and call["tool"] not in tools:
+                out.append((f"{where}.tool", f"tool {call['tool']!r} is not declared in tools"))
+            if not isinstance(call.get("id"), str):
+                continue
+            if call["id"] in seen_calls:
+                also = seen_calls[call["id"]]
+                out.append((f"{where}.id", f"duplicate call id {call['id']!r} (also in turn {also})"))
+            seen_calls[call["id"]] = turn.get("id")  # type: ignore[assignment]
+    for i, turn in enumerate(script):
+        after = _mapping(turn.get("after")).get("call")
+        if isinstance(after, str) and after not in seen_calls:
+            out.append((f"script.{i}.after.call", f"no scripted call has id {after!r}"))
+    openers = [t.get("id") for t in script if t.get("after") is None]
+    if script and len(openers) != 1:
         out.append(("script", f"exactly one turn must have no `after` (the opening turn); found {openers}"))
-    for i, resume in enumerate(sc.resumes):
-        for call_id in resume.decisions:
+    for i, resume in enumerate(_sequence(raw.get("resumes"))):
+        for call_id in _mapping(_mapping(resume).get("decisions")):
             if call_id not in seen_calls:
                 out.append((f"resumes.{i}.decisions.{call_id}", "no scripted call has this id"))
-    for i, claim in enumerate(sc.claims):
-        if claim_ids is not None and claim not in claim_ids:
+    for i, claim in enumerate(_sequence(raw.get("claims"))):
+        if claim_ids is not None and isinstance(claim, str) and claim not in claim_ids:
             out.append((f"claims.{i}", f"unknown claim id {claim!r} (see reports/claims.yaml)"))
+    completion = _mapping(raw.get("completion"))
     for part in ("receipts", "effects"):
-        for i, ev in enumerate(getattr(sc.completion, part)):
-            if ev.tool not in sc.tools:
-                out.append((f"completion.{part}.{i}.tool", f"tool {ev.tool!r} is not declared in tools"))
-    for name in sc.expect.counters:
-        base, _, tool = name.partition(".")
+        for i, ev in enumerate(_mapping(e) for e in _sequence(completion.get(part))):
+            if isinstance(ev.get("tool"), str) and ev["tool"] not in tools:
+                out.append((f"completion.{part}.{i}.tool", f"tool {ev['tool']!r} is not declared in tools"))
+    for name in _mapping(_mapping(raw.get("expect")).get("counters")):
+        base, _, tool = str(name).partition(".")
         if tool:
             if base not in PER_TOOL_COUNTERS:
                 out.append((f"expect.counters.{name}", f"{base!r} is not a per-tool counter"))
-            elif tool not in sc.tools:
+            elif tool not in tools:
                 out.append((f"expect.counters.{name}", f"tool {tool!r} is not declared in tools"))
         elif name not in SCALAR_COUNTERS:
             out.append((f"expect.counters.{name}", "not a RunRecord counter name"))
-    for name, spec in sc.tools.items():
-        if not re.fullmatch(TOOL_NAME_PATTERN, name):
+    for name, spec in tools.items():
+        if not re.fullmatch(TOOL_NAME_PATTERN, str(name)):
             out.append((f"tools.{name}", f"a tool name is 1-{MAX_TOOL_NAME} letters, digits, _ or - starting with a "
                         "letter (what every wire protocol and framework accepts, with the Claude SDK's mcp__ prefix)"))
-        if spec.idempotency_arg and spec.idempotency_arg not in spec.parameters.get("properties", {}):
+        spec = _mapping(spec)
+        idem = spec.get("idempotency_arg")
+        if idem and idem not in _mapping(_mapping(spec.get("parameters")).get("properties")):
             out.append((f"tools.{name}.idempotency_arg", "not one of the tool's parameters"))
-    out += _reachability(sc)
     return out
 
 
@@ -436,17 +467,44 @@ def _reachability(sc: Scenario) -> list[tuple[str, str]]:
     return out
 
 
+def _uncatalogued_tools(merged: dict[str, Any], source: str, defaults: dict[str, Any] | None
+                        ) -> dict[str, InputProblem]:
+    """Tools named with no description anywhere: one problem each, saying where tools are looked up."""
+    tools = merged.get("tools")
+    if not isinstance(tools, dict):
+        return {}
+    missing = [n for n, spec in tools.items() if isinstance(spec, dict) and "description" not in spec]
+    if not missing:
+        return {}
+    suite = Path(source).resolve().parent / SUITE_DEFAULTS_FILE
+    where = (f"{suite} (it does not declare it)" if suite.exists() else f"{suite} (there is none)")
+    builtin = ", ".join(sorted(load_defaults(SCENARIO_DIR)[0].get("tools", {})))
+    hint = (f"not declared: tools are looked up in this file and in {where}; `extends: builtin` in that "
+            f"_suite.yaml adds the built-in catalogue ({builtin})")
+    return {n: InputProblem(source, f"tools.{n}", hint) for n in missing}
+
+
 def parse_scenario(
     raw: Any, source: str, defaults: dict[str, Any] | None = None, claim_ids: set[str] | None = None
 ) -> tuple[Scenario | None, list[InputProblem]]:
     if not isinstance(raw, dict):
         return None, [InputProblem(source, "", "a scenario file must be a YAML mapping")]
     merged = _merge_defaults(raw, defaults or {})
+    references = [InputProblem(source, f, r) for f, r in _cross_checks(merged, claim_ids)]
     try:
         sc = Scenario.model_validate({**merged, "source": source})
     except ValidationError as exc:
-        return None, validation_problems(exc, source)
-    problems = [InputProblem(source, f, r) for f, r in _cross_checks(sc, claim_ids)]
+        problems = validation_problems(exc, source)
+        known = {(p.field, p.reason) for p in problems}
+        problems += [p for p in references if (p.field, p.reason) not in known]
+        uncatalogued = _uncatalogued_tools(merged, source, defaults)
+        # a tool with no declaration lacks each of its keys: one problem that says why, not one per key
+        def hidden(p: InputProblem) -> bool:
+            return p.reason == "required key is missing" and p.field.rpartition(".")[0] in {
+                f"tools.{n}" for n in uncatalogued}
+
+        return None, [p for p in problems if not hidden(p)] + list(uncatalogued.values())
+    problems = references + [InputProblem(source, f, r) for f, r in _reachability(sc)]
     stem = Path(source).stem
     if stem != sc.id:
         problems.append(InputProblem(source, "id", f"must match the file name ({stem!r})"))
@@ -470,9 +528,42 @@ def load_defaults(directory: Path) -> tuple[dict[str, Any], list[InputProblem]]:
     for key in ("model", "limits", "tools"):
         if key in data and not isinstance(data[key], dict):
             problems.append(InputProblem(str(path), key, "must be a mapping"))
+    extends = data.pop("extends", None)
+    if extends not in (None, "builtin"):
+        problems.append(InputProblem(str(path), "extends", "must be builtin (the only suite there is to build on)"))
     if problems:
         return {}, problems
+    if extends == "builtin" and directory.resolve() != SCENARIO_DIR.resolve():
+        data = _layered(load_defaults(SCENARIO_DIR)[0], data)
     return data, problems
+
+
+def _layered(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` laid on `base` one level deep: model, limits and the tool catalogue merge by key."""
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        out[key] = {**out.get(key, {}), **value} if isinstance(value, dict) else value
+    return out
+
+
+def expand_paths(paths: list[Path]) -> list[Path]:
+    """`--scenarios` arguments as scenario files: a directory gives its `*.yaml` (not `_suite.yaml`), a file
+    itself. BadInput naming each path that does not exist or holds no scenario."""
+    files: list[Path] = []
+    problems: list[InputProblem] = []
+    for path in paths:
+        if path.is_dir():
+            found = scenario_files(path)
+            if not found:
+                problems.append(InputProblem(str(path), "--scenarios", "holds no scenario file (*.yaml)"))
+            files += found
+        elif path.is_file():
+            files.append(path)
+        else:
+            problems.append(InputProblem(str(path), "--scenarios", "no such file or directory"))
+    if problems:
+        raise BadInput(problems)
+    return files
 
 
 def scenario_files(directory: Path = SCENARIO_DIR) -> list[Path]:

@@ -11,7 +11,7 @@ import fnmatch
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -35,6 +35,17 @@ def _fail(exc: BadInput) -> typer.Exit:
     return typer.Exit(2)
 
 
+ScenarioPaths = Annotated[list[Path] | None, typer.Option(
+    "--scenarios", help="a scenario directory or file of your own, instead of the built-in suite (repeatable); a "
+    "directory's _suite.yaml with `extends: builtin` uses the built-in tool catalogue and defaults")]
+
+
+def _load(paths: list[Path] | None) -> list[Scenario]:
+    from loopbench.harness.scenario import expand_paths
+
+    return load_scenarios(expand_paths(paths)) if paths else load_scenarios()
+
+
 def _select(scenarios: list[Scenario], globs: list[str]) -> list[Scenario]:
     if not globs:
         return scenarios
@@ -46,12 +57,15 @@ def _select(scenarios: list[Scenario], globs: list[str]) -> list[Scenario]:
 
 
 @app.command("list")
-def list_(as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False) -> None:
-    """The scenarios (category, claims) and the frameworks with their variants and versions."""
+def list_(as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
+          scenarios_from: ScenarioPaths = None) -> None:
+    """The scenarios (category, claims) and the frameworks with their variants and versions.
+
+    Example: `loopbench list --scenarios my_scenarios/`"""
     from loopbench.harness.adapter import describe_frameworks
 
     try:
-        scenarios = load_scenarios()
+        scenarios = _load(scenarios_from)
     except BadInput as exc:
         raise _fail(exc) from None
     frameworks = describe_frameworks()
@@ -90,10 +104,14 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="machine-readable
 @app.command()
 def validate(
     files: Annotated[list[Path] | None, typer.Argument(help="scenario files (default: the suite)")] = None,
+    scenarios_from: ScenarioPaths = None,
 ) -> None:
-    """Check scenario files; report every problem found (exit 2) or confirm them (exit 0)."""
+    """Check scenario files; report every problem found (exit 2) or confirm them (exit 0).
+
+    Example: `loopbench validate --scenarios my_scenarios/` (a file's defaults come from the _suite.yaml beside
+    it)"""
     try:
-        scenarios = load_scenarios(files or None)
+        scenarios = load_scenarios(files) if files else _load(scenarios_from)
     except BadInput as exc:
         raise _fail(exc) from None
     out.print(f"{len(scenarios)} scenario(s) valid")
@@ -105,6 +123,7 @@ def run(
         list[str] | None, typer.Option("--framework", "-f", help="F (every variant) or F:VARIANT")
     ] = None,
     scenario: Annotated[list[str] | None, typer.Option("--scenario", "-s", help="scenario id glob")] = None,
+    scenarios_from: ScenarioPaths = None,
     quick: Annotated[bool, typer.Option(
         "--quick", help="leave out the scenarios tagged slow (retry storms that wait for minutes)")] = False,
     # bounds: each slot is two warm worker processes (~120-250 MB each); a repetition is a whole suite run
@@ -112,23 +131,45 @@ def run(
                                              help="runs computing at a time, exactly, 1-32 (default: a slot per core, "
                                                   "up to one more while runs wait)")] = None,
     repeat: Annotated[int, typer.Option("--repeat", min=1, max=100, help="repetitions of each run, 1-100")] = 1,
-    out_dir: Annotated[Path, typer.Option("--out", help="output directory")] = Path("results/latest"),
-    resume_partial: Annotated[
-        bool, typer.Option("--continue", help="keep DIR/results.jsonl and run only what is missing")
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", help="output directory (default: a new results/<UTC time>/; results/latest then points to it)")
+    ] = None,
+    resume_partial: Annotated[bool, typer.Option(
+        "--continue", help="keep DIR/results.jsonl and run only what is missing (default DIR: results/latest)")
     ] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="replace the results an existing --out holds (kept as results.previous.jsonl)")] = False,
     hard_margin: Annotated[float | None, typer.Option(
         "--hard-margin", min=1.0, max=3600.0,
         help="seconds past a run's scripted time before it is hung, 1-3600 (default 60)")
     ] = None,
 ) -> None:
-    """Run the suite: DIR/results.jsonl (one RunRecord per line, appended as each run finishes) and DIR/traces/."""
-    from loopbench.harness.adapter import describe_frameworks, resolve_selection
+    """Run the suite: DIR/results.jsonl (one RunRecord per line, appended as each run finishes) and DIR/traces/.
 
+    Each run without --out writes a new results/<UTC time>/ and moves results/latest to it once it has a
+    record; earlier results stay where they are. Examples:
+
+      loopbench run                                  # everything; then `loopbench report`, `loopbench diff BASE`
+      loopbench run -f langgraph -s 'approval_*'     # one framework, a glob of scenarios
+      loopbench run --continue                       # finish an interrupted run in results/latest
+      loopbench run --scenarios my_scenarios/        # your own scenario files instead of the built-in suite
+    """
+    from loopbench.harness.adapter import describe_frameworks, resolve_selection
+    from loopbench.harness.history import latest_results, new_results_dir, point_latest, refuse_existing
+
+    on_first_record = None
     try:
-        scenarios = _select(load_scenarios(), scenario or [])
+        scenarios = _select(_load(scenarios_from), scenario or [])
         if quick:
             scenarios = [s for s in scenarios if "slow" not in s.tags]
         selection = resolve_selection(framework or [])
+        if out_dir is None and resume_partial:
+            out_dir = latest_results().resolve()
+        elif out_dir is None:
+            out_dir = new_results_dir()
+            on_first_record = _pointer_mover(out_dir, point_latest)
+        else:
+            refuse_existing(out_dir, force=force, resume=resume_partial)
     except BadInput as exc:
         raise _fail(exc) from None
     info = {f.id: f for f in describe_frameworks()}
@@ -145,7 +186,8 @@ def run(
         # an explicit --jobs is exact; by default the runner starts a slot per core and opens one more while the
         # runs wait rather than compute (harness/schedule.py: why not more)
         plan = RunPlan(scenarios=scenarios, variants=runnable, repeat=repeat, jobs=jobs or cores,
-                       max_jobs=None if jobs else cores + 1, out_dir=out_dir, resume_partial=resume_partial)
+                       max_jobs=None if jobs else cores + 1, out_dir=out_dir, resume_partial=resume_partial,
+                       on_first_record=on_first_record)
         if hard_margin is not None:
             plan.hard_margin_s = hard_margin
         summary = run_suite(plan)
@@ -182,6 +224,22 @@ def _warnings_printed() -> Iterator[None]:
                 err.print(f"[yellow]warning[/yellow] {w.message}", highlight=False, soft_wrap=True)
 
 
+def _pointer_mover(target: Path, point: Callable[[Path], None]) -> Callable[[], None]:
+    def move() -> None:
+        try:
+            point(target)
+        except OSError as exc:  # the results are written either way; only the pointer is missing
+            err.print(f"[yellow]warning[/yellow] results/latest not moved to {target}: {exc.strerror or exc}")
+
+    return move
+
+
+def _results_or_latest(results: Path | None) -> Path:
+    from loopbench.harness.history import latest_results
+
+    return results if results is not None else latest_results()
+
+
 def _write_reports(results: Path, formats: str) -> None:
     from loopbench.reports.build import build_reports
 
@@ -200,12 +258,15 @@ def _write_reports(results: Path, formats: str) -> None:
 
 @app.command()
 def report(
-    results: Annotated[Path, typer.Argument(help="a results directory or results.jsonl")],
+    results: Annotated[Path | None, typer.Argument(
+        help="a results directory or results.jsonl (default: results/latest)")] = None,
     formats: Annotated[str, typer.Option("--format", help="comma-separated: md,html,csv,json")] = "md,html,csv,json",
 ) -> None:
-    """Build the comparison reports (report.md, report.html, matrix.csv, summary.json) from RunRecords."""
+    """Build the comparison reports (report.md, report.html, matrix.csv, summary.json) from RunRecords.
+
+    Example: `loopbench report` (the latest results) or `loopbench report results/2026-12-02T01-30-00Z`"""
     try:
-        _write_reports(results, formats)
+        _write_reports(_results_or_latest(results), formats)
     except BadInput as exc:
         raise _fail(exc) from None
 
@@ -213,14 +274,17 @@ def report(
 @app.command()
 def show(
     run_id: Annotated[str, typer.Argument(help="a run id (or a unique prefix)")],
-    results: Annotated[Path, typer.Option("--out", help="results directory")] = Path("results/latest"),
+    results: Annotated[Path | None, typer.Option(
+        "--results", "--out", help="results directory (default: results/latest)")] = None,
 ) -> None:
-    """Print one run's record, trace and request log readably."""
+    """Print one run's record, trace and request log readably.
+
+    Example: `loopbench show approval_pause-langgraph` (a unique prefix of a run id in the latest results)"""
     from loopbench.reports.show import show_run
 
     try:
         with _warnings_printed():
-            print(show_run(results, run_id, color=out.is_terminal, width=out.width))
+            print(show_run(_results_or_latest(results), run_id, color=out.is_terminal, width=out.width))
     except BadInput as exc:
         raise _fail(exc) from None
 
@@ -228,14 +292,17 @@ def show(
 @app.command()
 def diff(
     base: Annotated[Path, typer.Argument(help="baseline results (file or directory)")],
-    new: Annotated[Path, typer.Argument(help="new results (file or directory)")],
+    new: Annotated[Path | None, typer.Argument(
+        help="new results (file or directory; default: results/latest)")] = None,
 ) -> None:
-    """Behaviour changes between two result sets (exit 0 unchanged, 1 changed, 2 bad input)."""
+    """Behaviour changes between two result sets (exit 0 unchanged, 1 changed, 2 bad input).
+
+    Example, after an SDK upgrade: `make run && loopbench diff reports/published`"""
     from loopbench.reports.diff import diff_results
 
     try:
         with _warnings_printed():
-            markdown, changed = diff_results(base, new)
+            markdown, changed = diff_results(base, _results_or_latest(new))
     except BadInput as exc:
         raise _fail(exc) from None
     print(markdown)
@@ -283,12 +350,16 @@ def schema(what: Annotated[SchemaKind, typer.Argument(help="scenario (a scenario
 def serve(
     port: Annotated[int, typer.Option("--port", help="port on 127.0.0.1 (0: a free one)")] = 0,
     scenario: Annotated[str | None, typer.Option("--scenario", help="serve this scenario's script to any key")] = None,
+    scenarios_from: ScenarioPaths = None,
 ) -> None:
     """Run the scripted model server standalone, so any client can be pointed at a scenario."""
     from loopbench.harness.model_server.app import serve_forever
 
     try:
-        chosen = _select(load_scenarios(), [scenario])[0] if scenario else None
+        pool = _load(scenarios_from)
+        if scenario is None and scenarios_from and len(pool) == 1:
+            scenario = pool[0].id  # one scenario of your own: no need to name it again
+        chosen = _select(pool, [scenario])[0] if scenario else None
         serve_forever(port, chosen)
     except BadInput as exc:
         raise _fail(exc) from None

@@ -35,7 +35,9 @@ class OneCallDouble(_Double):
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
         async with httpx.AsyncClient() as client:
             r = await client.post(f"{ctx.base_url}/v1/chat/completions", headers={"Authorization": f"Bearer {ctx.api_key}"},
-                                  json={"model": scenario.model.id, "messages": [{"role": "user", "content": scenario.prompt}]})
+                                  json={"model": scenario.model.id, "messages": [{"role": "user", "content": scenario.prompt}],
+                                        "tools": [{"type": "function", "function": {"name": n, "parameters": t.parameters}}
+                                                  for n, t in scenario.tools.items()]})
         r.raise_for_status()
         tool = next(iter(scenario.tools))
         await LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id).call(tool, {}, None)

@@ -227,3 +227,11 @@ def test_decide_answers_the_scenarios_decision_and_records_an_approval_request(m
     entries = led.entries("r")
     assert [(e.kind, e.decision) for e in entries] == [("approval_request", "reject"),
                                                        ("approval_request", "no decision")]
+
+
+def test_a_template_substitutes_any_argument_name():
+    from loopbench.harness.ledger import render
+
+    args = {"ticket-id": "T-9", "user.name": "Ana", "plain_1": 3, "with space": "x"}
+    text = "{args.ticket-id} {args.user.name} {args.plain_1} {args.with space} {args.missing}#{n}"
+    assert render(text, args, 2) == "T-9 Ana 3 x #2"

@@ -14,6 +14,8 @@ from loopbench.harness.model_server import ModelServer, running
 from loopbench.harness.scenario import load_scenarios
 
 RUNS = 200
+TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {}}}}
+         for n in ("get_ticket", "lookup_policy")]
 
 
 async def _one_run(client: httpx.AsyncClient, base: str, run_id: str, key: str) -> None:
@@ -21,7 +23,8 @@ async def _one_run(client: httpx.AsyncClient, base: str, run_id: str, key: str) 
     auth = {"Authorization": f"Bearer {key}"}
     messages: list[dict] = [{"role": "user", "content": "go"}]
     for _ in range(3):
-        r = await client.post(f"{base}/v1/chat/completions", headers=auth, json={"model": "m", "messages": messages})
+        r = await client.post(f"{base}/v1/chat/completions", headers=auth,
+                              json={"model": "m", "messages": messages, "tools": TOOLS})
         assert r.status_code == 200, r.text
         msg = r.json()["choices"][0]["message"]
         messages.append(msg)

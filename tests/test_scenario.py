@@ -238,3 +238,34 @@ def test_turns_that_can_never_be_served_and_bad_tool_names_are_refused(suite_cop
 
         found = problems_of(write(suite_copy, "support_draft_completes", _with(rename)))
         assert any(p.startswith(f"tools.{bad}:") and "a tool name is" in p for p in found), (bad, found)
+
+
+def test_expect_outcome_may_list_the_acceptable_outcomes(suite_copy):
+    from loopbench.harness.record import Counters
+    from loopbench.harness.verdict import compare
+
+    data = good()
+    data["expect"]["outcome"] = ["awaiting_approval", "denied"]
+    (sc,) = load_scenarios([write(suite_copy, "support_draft_completes", data)])
+    assert sc.expect.outcomes == ("awaiting_approval", "denied")
+    assert not [d for d in compare(sc.expect, "denied", Counters(), []) if d.name == "outcome"]
+    (dev,) = [d for d in compare(sc.expect, "completed", Counters(), []) if d.name == "outcome"]
+    assert (dev.ideal, dev.observed) == ("awaiting_approval|denied", "completed")
+    for bad, reason in (([], "must be non-empty"), (["denied", "denied"], "each named once"),
+                        (["denied", "done"], "must be one of")):
+        data["expect"]["outcome"] = bad
+        found = problems_of(write(suite_copy, "support_draft_completes", data))
+        assert any(p.startswith("expect") and reason in p for p in found), (bad, found)
+
+
+def test_schema_and_reference_problems_are_reported_in_one_pass(suite_copy):
+    """A bad category (schema) does not hide a bad claim id, a call id no turn makes or a counter typo."""
+    data = good()
+    data.update(category="nope", claims=["C99"])
+    data["script"][1]["after"]["call"] = "ghost_1"
+    data["expect"].setdefault("counters", {})["tool_runs"] = 1
+    found = problems_of(write(suite_copy, "support_draft_completes", data))
+    for expected in ("category: must be one of", "claims.0: unknown claim id 'C99'",
+                     "script.1.after.call: no scripted call has id 'ghost_1'",
+                     "expect.counters.tool_runs: not a RunRecord counter name"):
+        assert any(p.startswith(expected) for p in found), (expected, found)

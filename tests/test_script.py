@@ -7,6 +7,7 @@ import pytest
 from loopbench.harness.errors import ScriptViolation
 from loopbench.harness.model_server.script import Conversation, ToolResult, resolve_tool, result_status, select
 
+CATALOGUE = ["get_ticket", "lookup_policy", "send_reply", "check_status", "search_kb"]  # what a client offers
 R = "[loopbench-receipt:L1]"
 E = "[loopbench-error:recoverable:L2]"
 
@@ -21,7 +22,7 @@ def conv(*steps: tuple[str, object], offered: list[str] | None = None, choice: s
         else:
             cid, text = value  # type: ignore[misc]
             results.append(ToolResult(prefix + cid, text))
-    return Conversation(prefix, batches, results, offered or [], choice, named)
+    return Conversation(prefix, batches, results, CATALOGUE if offered is None else offered, choice, named)
 
 
 SUPPORT = [

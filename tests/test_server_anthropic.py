@@ -161,5 +161,5 @@ def test_bearer_key_routes_too(model_server, run):
     server, url = model_server
     run_id, key = run
     anthropic.Anthropic(base_url=url, auth_token=key).messages.create(
-        model="m", max_tokens=10, messages=[{"role": "user", "content": "x"}])
+        model="m", max_tokens=10, messages=[{"role": "user", "content": "x"}], tools=TOOLS)
     assert len(server.requests(run_id)) == 1

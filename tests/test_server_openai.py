@@ -90,7 +90,7 @@ def test_prompt_bytes_is_the_raw_body_length(model_server, support):
     run_id, key = support
     import httpx
 
-    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "héllo"}]}).encode()
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "héllo"}], "tools": TOOLS}).encode()
     r = httpx.post(url + "/v1/chat/completions", content=body, headers={"authorization": f"Bearer {key}"})
     assert r.status_code == 200
     assert server.requests(run_id)[0].prompt_bytes == len(body)
@@ -104,7 +104,8 @@ async def test_chat_async_streaming_with_and_without_usage(model_server, support
             model="m", messages=[{"role": "user", "content": "help"}], tools=TOOLS, stream=True,
             stream_options={"include_usage": True})]
         # the stream helper accumulates the same chunks into a final completion
-        async with client.chat.completions.stream(model="m", messages=[{"role": "user", "content": "x"}]) as s:
+        async with client.chat.completions.stream(model="m", messages=[{"role": "user", "content": "x"}],
+                                                  tools=TOOLS) as s:
             final = await s.get_final_completion()
     deltas = [tc for c in chunks if c.choices for tc in (c.choices[0].delta.tool_calls or [])]
     assert deltas[0].id == "call_ticket_1" and deltas[0].function.name == "get_ticket"
@@ -179,7 +180,7 @@ def test_responses_previous_response_id_outputs_only(model_server, support):
     server, url = model_server
     run_id, key = support
     r = _sync(url, key).responses.create(
-        model="m", previous_response_id="resp_x",
+        model="m", previous_response_id="resp_x", tools=RESPONSE_TOOLS,
         input=[{"type": "function_call_output", "call_id": "call_ticket_1", "output": f"ok {R}"}])
     assert r.output[0].call_id == "call_policy_1"
 
@@ -222,7 +223,7 @@ async def test_concurrent_runs_are_kept_apart(model_server, make_scenario, regis
     async with _async(url, a_key) as client_a, _async(url, b_key) as client_b:
         a, b = await asyncio.gather(
             client_a.chat.completions.create(model="m", messages=msgs),
-            client_b.chat.completions.create(model="m", messages=msgs, stream=True,
+            client_b.chat.completions.create(model="m", messages=msgs, stream=True, tools=TOOLS,
                                              stream_options={"include_usage": True}),
         )
         b_chunks = [c async for c in b]
@@ -259,12 +260,12 @@ def test_safety_cap(model_server, make_scenario, register):
     client = _sync(url, key)
     messages: list[dict] = [{"role": "user", "content": "x"}]
     for _ in range(2):
-        msg = client.chat.completions.create(model="m", messages=messages).choices[0].message
+        msg = client.chat.completions.create(model="m", messages=messages, tools=TOOLS).choices[0].message
         messages += [msg.model_dump(exclude_none=True),
                      {"role": "tool", "tool_call_id": msg.tool_calls[0].id, "content": f"no {R}"}]
     assert not server.capped(run_id)
     with pytest.raises(openai.BadRequestError, match="safety cap"):
-        client.chat.completions.create(model="m", messages=messages)
+        client.chat.completions.create(model="m", messages=messages, tools=TOOLS)
     log = server.requests(run_id)
     # the capped request is logged with the state it asked for (retry bookkeeping runs before the cap answers)
     assert [(e.status, e.served_turn) for e in log] == [(200, "loop#1"), (200, "loop#2"), (400, "loop#3")]
@@ -288,6 +289,19 @@ def test_unanswerable_request_is_a_violation_not_a_default_answer(model_server, 
     assert log[0].tool_results[0].status == "error"
     (v,) = server.violations(run_id)
     assert v.seq == 1 and "ticket_1: error" in v.reason
+
+
+def test_a_call_of_a_tool_the_client_did_not_offer_is_a_violation(model_server, support):
+    """A real provider only calls offered tools: no tools, or the wrong ones, and the scripted call is refused."""
+    server, url = model_server
+    run_id, key = support
+    for tools in (None, [{"type": "function", "function": {"name": "lookup_policy", "parameters": {}}}]):
+        with pytest.raises(openai.BadRequestError) as err:
+            _sync(url, key).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}],
+                                                    **({"tools": tools} if tools else {}))
+        assert "calls get_ticket, which the client did not offer" in err.value.message
+    assert len(server.violations(run_id)) == 2
+    assert "offered: none" in server.violations(run_id)[0].reason
 
 
 def test_tool_choice_none_with_a_calls_turn_is_a_violation(model_server, support):

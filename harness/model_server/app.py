@@ -316,6 +316,9 @@ def bind(port: int = 0) -> socket.socket:
         if exc.errno == errno.EADDRINUSE:
             raise BadInput(f"port {port} on {HOST} is already in use (choose another with --port)") from None
         raise BadInput(f"cannot listen on {HOST}:{port}: {exc.strerror}") from None
+    # listening now, not when uvicorn starts: a client that connects as soon as the banner names the port is
+    # queued, not refused
+    sock.listen(2048)
     return sock
 
 
@@ -371,6 +374,9 @@ def serve_forever(port: int, scenario: Scenario | None, extra_routes: Sequence[B
 
     server = ModelServer(extra_routes, default_scenario=scenario, on_request=show)
     what = f"scenario {scenario.id} for any API key" if scenario else "registered runs only"
-    print(f"loopbench model server on http://{HOST}:{sock.getsockname()[1]} ({what}); Ctrl-C stops it",
-          file=sys.stderr, flush=True)
+    base = f"http://{HOST}:{sock.getsockname()[1]}"
+    print(f"loopbench model server on {base} ({what}); Ctrl-C stops it\n"
+          f"  OpenAI Chat Completions and Responses: base_url {base}/v1\n"
+          f"  Anthropic Messages: base_url {base}\n"
+          "  a scripted call is served only for a tool the request offers", file=sys.stderr, flush=True)
     uvicorn.Server(_config(server.app)).run(sockets=[sock])

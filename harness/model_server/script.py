@@ -14,8 +14,8 @@ The rules, in short:
   whose own call is in the batch continues with the next `n`; else a script violation;
 - a repeating turn is numbered `n` = 1 + the highest `n` of its calls already in the conversation, and is
   exhausted past `repeat`;
-- tool names: the offered tool equal to the scripted name or ending with `__<scripted name>`; when none is
-  offered, the bare scripted name;
+- tool names: the offered tool equal to the scripted name or ending with `__<scripted name>`; a turn calling
+  a tool the request did not offer is a violation (a real provider never does that);
 - `tool_choice`: `none` with calls, or `required` / a named tool the turn does not call, is a violation.
 """
 
@@ -202,6 +202,11 @@ def _serve(turn: Turn, n: int | None, conv: Conversation) -> Served:
         ServedCall(id=_fill(c.id, n), tool=resolve_tool(c.tool, conv.tools_offered), args=_fill(c.args, n))
         for c in turn.calls
     ]
+    # a real provider only ever calls a tool the request offered
+    if unoffered := [c.tool for c in calls if c.tool not in conv.tools_offered]:
+        offered = ", ".join(conv.tools_offered) or "none"
+        raise ScriptViolation(f"turn {turn.id!r} calls {', '.join(unoffered)}, which the client did not offer "
+                              f"(offered: {offered})")
     return Served(turn=turn, n=n, calls=calls, text=_fill(turn.text, n))
 
 
