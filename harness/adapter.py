@@ -29,10 +29,29 @@ REGISTRY: dict[str, str] = {
     "langgraph": "loopbench.adapters.langgraph_agent:LangGraphAdapter",
     "vercel-ai": "loopbench.adapters.vercel_ai:VercelAIAdapter",
 }
-# extra adapters (test doubles, plug-ins): LOOPBENCH_EXTRA_ADAPTERS="id=module:Class,id2=module:Class"
-for _item in filter(None, os.environ.get("LOOPBENCH_EXTRA_ADAPTERS", "").split(",")):
-    _id, _, _target = _item.partition("=")
-    REGISTRY[_id.strip()] = _target.strip()
+BUILTIN = frozenset(REGISTRY)
+ENTRY_POINT_GROUP = "loopbench.adapters"  # an installed package's adapters: `id = "module:Class"` (docs/adapters.md)
+REFUSED: list[str] = []  # plug-ins that could not be registered, and why (shown by `loopbench list`)
+
+
+def _register_plugins() -> None:
+    """Installed packages' adapters (the entry-point group), then LOOPBENCH_EXTRA_ADAPTERS="id=module:Class,..."
+    (test doubles, an adapter not packaged yet). Nothing is imported here: a class is loaded when it is used."""
+    found = [(ep.name, ep.value, f"entry point of {ep.dist.name if ep.dist else '?'}")
+             for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    for item in filter(None, os.environ.get("LOOPBENCH_EXTRA_ADAPTERS", "").split(",")):
+        fid, _, target = item.partition("=")
+        found.append((fid.strip(), target.strip(), "LOOPBENCH_EXTRA_ADAPTERS"))
+    for fid, target, source in found:
+        if fid in BUILTIN:
+            REFUSED.append(f"{fid} ({source}): the id of a built-in adapter; choose another")
+        elif ":" not in target:
+            REFUSED.append(f"{fid} ({source}): {target!r} is not module:Class")
+        else:
+            REGISTRY[fid] = target
+
+
+_register_plugins()
 
 
 @dataclass(frozen=True)

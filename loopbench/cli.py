@@ -21,7 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from loopbench.harness.errors import BadInput
+from loopbench.harness.errors import BadInput, InputProblem
 from loopbench.harness.scenario import Scenario, load_scenarios
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="How does my agent framework's loop really stop?")
@@ -62,8 +62,10 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="machine-readable
     """The scenarios (category, claims) and the frameworks with their variants and versions.
 
     Example: `loopbench list --scenarios my_scenarios/`"""
-    from loopbench.harness.adapter import describe_frameworks
+    from loopbench.harness.adapter import REFUSED, describe_frameworks
 
+    for refused in REFUSED:
+        err.print(f"[yellow]warning[/yellow] adapter not registered: {refused}", highlight=False, soft_wrap=True)
     try:
         scenarios = _load(scenarios_from)
     except BadInput as exc:
@@ -114,6 +116,13 @@ def validate(
         scenarios = load_scenarios(files) if files else _load(scenarios_from)
     except BadInput as exc:
         raise _fail(exc) from None
+    from loopbench.harness.scenario import SUITE_DEFAULTS_FILE
+
+    for directory in sorted({Path(s.source).resolve().parent for s in scenarios}):
+        if not (directory / SUITE_DEFAULTS_FILE).exists():  # not an error, but easy to miss: say it
+            err.print(f"[yellow]note[/yellow] {directory}: no {SUITE_DEFAULTS_FILE} here, so no suite defaults "
+                      "(limits, model, tool catalogue) apply to its files; `extends: builtin` in one would add "
+                      "the built-in ones", highlight=False, soft_wrap=True)
     out.print(f"{len(scenarios)} scenario(s) valid")
 
 
@@ -139,6 +148,11 @@ def run(
     ] = False,
     force: Annotated[bool, typer.Option(
         "--force", help="replace the results an existing --out holds (kept as results.previous.jsonl)")] = False,
+    loop_cmd: Annotated[str | None, typer.Option(
+        "--loop-cmd", help="your own loop, any language, run per run through the loop protocol "
+        "(docs/loop-protocol.md); alone, only it runs (add -f to compare)")] = None,
+    loop_name: Annotated[str, typer.Option(
+        "--loop-name", help="the column name of --loop-cmd in the reports")] = "my-loop",
     hard_margin: Annotated[float | None, typer.Option(
         "--hard-margin", min=1.0, max=3600.0,
         help="seconds past a run's scripted time before it is hung, 1-3600 (default 60)")
@@ -153,6 +167,7 @@ def run(
       loopbench run -f langgraph -s 'approval_*'     # one framework, a glob of scenarios
       loopbench run --continue                       # finish an interrupted run in results/latest
       loopbench run --scenarios my_scenarios/        # your own scenario files instead of the built-in suite
+      loopbench run --loop-cmd 'python my_loop.py'   # your own loop through the suite (docs/loop-protocol.md)
     """
     from loopbench.harness.adapter import describe_frameworks, resolve_selection
     from loopbench.harness.history import latest_results, new_results_dir, point_latest, refuse_existing
@@ -162,6 +177,9 @@ def run(
         scenarios = _select(_load(scenarios_from), scenario or [])
         if quick:
             scenarios = [s for s in scenarios if "slow" not in s.tags]
+        if loop_cmd is not None:
+            _register_loop(loop_cmd, loop_name)
+            framework = framework or [loop_name]
         selection = resolve_selection(framework or [])
         if out_dir is None and resume_partial:
             out_dir = latest_results().resolve()
@@ -222,6 +240,31 @@ def _warnings_printed() -> Iterator[None]:
         finally:
             for w in caught:
                 err.print(f"[yellow]warning[/yellow] {w.message}", highlight=False, soft_wrap=True)
+
+
+def _register_loop(command: str, name: str) -> None:
+    """`--loop-cmd`: the loop-protocol adapter under `name`, here and in the workers (through the environment
+    they inherit)."""
+    import re
+    import shlex
+
+    from loopbench.adapters.loop_command import COMMAND_ENV
+    from loopbench.harness.adapter import BUILTIN, REGISTRY
+
+    if not re.fullmatch(r"[a-z][a-z0-9-]{0,39}", name) or name in BUILTIN:
+        raise BadInput([InputProblem("--loop-name", "", f"{name!r}: 1-40 lowercase letters, digits or -, starting "
+                                     "with a letter, and not a built-in framework's id")])
+    try:
+        if not shlex.split(command):
+            raise ValueError("it is empty")
+    except ValueError as exc:
+        raise BadInput([InputProblem("--loop-cmd", "", f"{command!r} cannot be split into a command: {exc}")]
+                       ) from None
+    target = "loopbench.adapters.loop_command:LoopCommandAdapter"
+    REGISTRY[name] = target
+    os.environ[COMMAND_ENV] = command
+    extra = os.environ.get("LOOPBENCH_EXTRA_ADAPTERS", "")
+    os.environ["LOOPBENCH_EXTRA_ADAPTERS"] = ",".join(filter(None, [extra, f"{name}={target}"]))
 
 
 def _pointer_mover(target: Path, point: Callable[[Path], None]) -> Callable[[], None]:
@@ -317,7 +360,9 @@ def bench(
                          ] = Path("reports/published"),
 ) -> None:
     """Benchmark: loopbench against a plain script per framework (wall and CPU ratios with their spread), the
-    suite and --quick against their lower bound, each framework's own cost per model call, the model server."""
+    suite and --quick against their lower bound, each framework's own cost per model call, the model server.
+
+    Example: `loopbench bench --no-suite` (the plain-script comparison only, without the two suite runs)"""
     from loopbench.bench import markdown, run_bench
 
     results = run_bench(out_dir, include_suite=suite, published=published)
@@ -352,7 +397,10 @@ def serve(
     scenario: Annotated[str | None, typer.Option("--scenario", help="serve this scenario's script to any key")] = None,
     scenarios_from: ScenarioPaths = None,
 ) -> None:
-    """Run the scripted model server standalone, so any client can be pointed at a scenario."""
+    """Run the scripted model server standalone, so any client can be pointed at a scenario.
+
+    Example: `loopbench serve --scenario support_draft_completes --port 8400`, then point an OpenAI client at
+    http://127.0.0.1:8400/v1 (any API key) and offer it the scenario's tools"""
     from loopbench.harness.model_server.app import serve_forever
 
     try:

@@ -65,6 +65,7 @@ def test_a_self_contained_file_needs_no_suite_file(tmp_path):
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     result = CliRunner().invoke(app, ["validate", "--scenarios", str(path)])
     assert result.exit_code == 0, result.output
+    assert "no _suite.yaml here, so no suite defaults" in result.output.replace("\n", " ")  # said, not silent
 
 
 @pytest.mark.parametrize("suite, expected", [

@@ -4,12 +4,16 @@ uvicorn closes an idle connection after `timeout_keep_alive` (default 5 s); http
 `keepalive_expiry` (default 5 s), counted from when *it* finished reading the response, a little later than
 the server's clock starts. A request sent in between finds a connection the server is closing.
 
-Usage: keepalive_race.py SERVER_KEEPALIVE_S [CLIENTS] [GIL_HOGS]
+Usage: keepalive_race.py SERVER_KEEPALIVE_S [CLIENTS] [GIL_HOGS] [IDLE_OFFSET_S]
 Each client makes a request, stays idle for 5 s +- 30 ms (staggered across clients), then requests again on
 the same pooled connection. Prints how many second requests failed, and with what. GIL_HOGS busy threads in
 the process stand for what tests/test_load.py has: the server thread and the clients sharing one interpreter,
 so the server's loop may wake late, find its keep-alive timer expired and close a socket whose next request
 is already in the kernel's buffer: a reset, `httpx.ReadError` in the client.
+
+Measured on this machine (2026-12-02): at 5 s, 0 of 300 second requests failed, and 0 of 300 with 2 busy
+threads: the race is rare enough not to reproduce here (1,000 clients at once end in connect timeouts, which is
+the probe's own limit, not this race). The server's keep-alive is now 75 s (harness/model_server/app.py).
 """
 
 import asyncio
