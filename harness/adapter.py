@@ -32,6 +32,7 @@ REGISTRY: dict[str, str] = {
 BUILTIN = frozenset(REGISTRY)
 ENTRY_POINT_GROUP = "loopbench.adapters"  # an installed package's adapters: `id = "module:Class"` (docs/adapters.md)
 REFUSED: list[str] = []  # plug-ins that could not be registered, and why (shown by `loopbench list`)
+EXTRA_ADAPTERS_ENV = "LOOPBENCH_EXTRA_ADAPTERS"
 
 
 def _register_plugins() -> None:
@@ -39,9 +40,9 @@ def _register_plugins() -> None:
     (test doubles, an adapter not packaged yet). Nothing is imported here: a class is loaded when it is used."""
     found = [(ep.name, ep.value, f"entry point of {ep.dist.name if ep.dist else '?'}")
              for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
-    for item in filter(None, os.environ.get("LOOPBENCH_EXTRA_ADAPTERS", "").split(",")):
+    for item in filter(None, os.environ.get(EXTRA_ADAPTERS_ENV, "").split(",")):
         fid, _, target = item.partition("=")
-        found.append((fid.strip(), target.strip(), "LOOPBENCH_EXTRA_ADAPTERS"))
+        found.append((fid.strip(), target.strip(), EXTRA_ADAPTERS_ENV))
     for fid, target, source in found:
         if fid in BUILTIN:
             REFUSED.append(f"{fid} ({source}): the id of a built-in adapter; choose another")
@@ -52,6 +53,13 @@ def _register_plugins() -> None:
 
 
 _register_plugins()
+
+
+def register_for_workers(fid: str, target: str) -> None:
+    """Register an adapter here and, through the environment the workers inherit, in every worker started
+    after this (`--loop-cmd`)."""
+    REGISTRY[fid] = target
+    os.environ[EXTRA_ADAPTERS_ENV] = ",".join(filter(None, [os.environ.get(EXTRA_ADAPTERS_ENV), f"{fid}={target}"]))
 
 
 @dataclass(frozen=True)

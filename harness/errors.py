@@ -54,9 +54,11 @@ class OutputUnwritable(LoopbenchError):
     records already written stay complete, and `--continue` runs the rest once the cause is gone."""
 
     def __init__(self, path: object, why: str):
-        self.path = str(path)
-        self.why = why
-        super().__init__(f"{self.path}: cannot write: {why}")
+        super().__init__(f"{path}: cannot write: {why}")
+
+    @classmethod
+    def of(cls, path: object, exc: OSError) -> OutputUnwritable:
+        return cls(exc.filename or path, exc.strerror or str(exc))
 
 
 class WorkerHung(LoopbenchError):

@@ -40,7 +40,7 @@ def point_latest(target: Path, root: Path = RESULTS_ROOT) -> None:
     latest = root / LATEST_NAME
     if latest.is_dir() and not latest.is_symlink():  # results from before history: keep them under a name
         when = dt.datetime.fromtimestamp(latest.stat().st_mtime, dt.UTC)
-        os.rename(latest, new_results_dir(root).with_name(_stamp(when) + "-was-latest"))
+        os.rename(latest, root / f"{_stamp(when)}-was-latest")
     tmp = root / f".{LATEST_NAME}.{os.getpid()}"
     tmp.unlink(missing_ok=True)
     tmp.symlink_to(os.path.relpath(target.resolve(), root.resolve()))

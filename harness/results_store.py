@@ -84,7 +84,7 @@ class ResultsStore:
                     self._replace = False
                 self._write(line)
             except OSError as exc:  # disk full, quota, read-only: a torn last line is dropped by --continue
-                raise OutputUnwritable(self.path, exc.strerror or str(exc)) from exc
+                raise OutputUnwritable.of(self.path, exc) from exc
             if self._on_first is not None:
                 first, self._on_first = self._on_first, None
                 first()

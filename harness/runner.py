@@ -192,15 +192,13 @@ class Suite:
                     if result.snapshot is None:  # an in-process pause (e.g. a callback): nothing to resume
                         break
                     snapshots.append(Path(result.snapshot))
-        except OSError as exc:
-            if exc.errno in _DISK_ERRNOS:  # the disk, not the framework: no record (see MIN_FREE_BYTES)
-                raise OutputUnwritable(getattr(exc, "filename", None) or task_dir, exc.strerror or str(exc)) from exc
-            harness_error = f"harness: {type(exc).__name__}: {exc}"
         except WorkerHung as exc:
             hung_reason = str(exc)
         except WorkerDied as exc:
             harness_error = f"worker died: {exc}"
         except Exception as exc:  # loopbench broke on this task: that task is `error`, the suite goes on
+            if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:  # the disk's, not the framework's: no record
+                raise OutputUnwritable.of(task_dir, exc) from exc
             harness_error = f"harness: {type(exc).__name__}: {exc}"
         finally:
             if own_slot:
@@ -252,7 +250,7 @@ class Suite:
                                      "reason": reason, "verdict": record.verdict}) + "\n")
         except OSError as exc:
             path.unlink(missing_ok=True)  # no half trace beside a record that will not be written
-            raise OutputUnwritable(path, exc.strerror or str(exc)) from exc
+            raise OutputUnwritable.of(path, exc) from exc
 
     def kill_workers(self) -> None:
         for slot in self.all_slots:

@@ -60,7 +60,7 @@ CALL_ID_PATTERN = r"^[A-Za-z0-9_]+(\{n\}[A-Za-z0-9_]*)?$"
 
 def _printable(text: str) -> str:
     # a NUL or another control character cannot reach a CLI's argv or every wire protocol intact
-    if bad := sorted({f"U+{ord(c):04X}" for c in text if ord(c) < 32 and c not in "\n\r\t" or ord(c) == 127}):
+    if bad := sorted({f"U+{ord(c):04X}" for c in text if (ord(c) < 32 and c not in "\n\r\t") or ord(c) == 127}):
         raise ValueError(f"contains control characters ({', '.join(bad)}): only text, newlines and tabs")
     return text
 
@@ -467,8 +467,7 @@ def _reachability(sc: Scenario) -> list[tuple[str, str]]:
     return out
 
 
-def _uncatalogued_tools(merged: dict[str, Any], source: str, defaults: dict[str, Any] | None
-                        ) -> dict[str, InputProblem]:
+def _uncatalogued_tools(merged: dict[str, Any], source: str) -> dict[str, InputProblem]:
     """Tools named with no description anywhere: one problem each, saying where tools are looked up."""
     tools = merged.get("tools")
     if not isinstance(tools, dict):
@@ -497,7 +496,7 @@ def parse_scenario(
         problems = validation_problems(exc, source)
         known = {(p.field, p.reason) for p in problems}
         problems += [p for p in references if (p.field, p.reason) not in known]
-        uncatalogued = _uncatalogued_tools(merged, source, defaults)
+        uncatalogued = _uncatalogued_tools(merged, source)
         # a tool with no declaration lacks each of its keys: one problem that says why, not one per key
         def hidden(p: InputProblem) -> bool:
             return p.reason == "required key is missing" and p.field.rpartition(".")[0] in {

@@ -170,7 +170,7 @@ def run(
       loopbench run --loop-cmd 'python my_loop.py'   # your own loop through the suite (docs/loop-protocol.md)
     """
     from loopbench.harness.adapter import describe_frameworks, resolve_selection
-    from loopbench.harness.history import latest_results, new_results_dir, point_latest, refuse_existing
+    from loopbench.harness.history import latest_results, new_results_dir, refuse_existing
 
     on_first_record = None
     try:
@@ -185,7 +185,7 @@ def run(
             out_dir = latest_results().resolve()
         elif out_dir is None:
             out_dir = new_results_dir()
-            on_first_record = _pointer_mover(out_dir, point_latest)
+            on_first_record = _pointer_mover(out_dir)
         else:
             refuse_existing(out_dir, force=force, resume=resume_partial)
     except BadInput as exc:
@@ -249,7 +249,7 @@ def _register_loop(command: str, name: str) -> None:
     import shlex
 
     from loopbench.adapters.loop_command import COMMAND_ENV
-    from loopbench.harness.adapter import BUILTIN, REGISTRY
+    from loopbench.harness.adapter import BUILTIN, register_for_workers
 
     if not re.fullmatch(r"[a-z][a-z0-9-]{0,39}", name) or name in BUILTIN:
         raise BadInput([InputProblem("--loop-name", "", f"{name!r}: 1-40 lowercase letters, digits or -, starting "
@@ -260,17 +260,16 @@ def _register_loop(command: str, name: str) -> None:
     except ValueError as exc:
         raise BadInput([InputProblem("--loop-cmd", "", f"{command!r} cannot be split into a command: {exc}")]
                        ) from None
-    target = "loopbench.adapters.loop_command:LoopCommandAdapter"
-    REGISTRY[name] = target
     os.environ[COMMAND_ENV] = command
-    extra = os.environ.get("LOOPBENCH_EXTRA_ADAPTERS", "")
-    os.environ["LOOPBENCH_EXTRA_ADAPTERS"] = ",".join(filter(None, [extra, f"{name}={target}"]))
+    register_for_workers(name, "loopbench.adapters.loop_command:LoopCommandAdapter")
 
 
-def _pointer_mover(target: Path, point: Callable[[Path], None]) -> Callable[[], None]:
+def _pointer_mover(target: Path) -> Callable[[], None]:
+    from loopbench.harness.history import point_latest
+
     def move() -> None:
         try:
-            point(target)
+            point_latest(target)
         except OSError as exc:  # the results are written either way; only the pointer is missing
             err.print(f"[yellow]warning[/yellow] results/latest not moved to {target}: {exc.strerror or exc}")
 
