@@ -106,6 +106,8 @@ STEP_UNIT = "turn (num_turns)"
 NO_PAUSE = ("approval_pause: can_use_tool is an in-process callback; a pause cannot be saved and resumed in "
             "another process")
 
+# the Agent SDK's options and the CLI's settings have no tool_choice: the CLI decides what it sends
+NO_TOOL_CHOICE = "unsupported: ClaudeAgentOptions has no tool_choice setting; the CLI sends its own"
 MECHANISMS: dict[str, dict[str, str]] = {
     "default": {
         "deny_stop": "PreToolUse hook permissionDecision=deny + continue=false (terminal_reason hook_stopped)",
@@ -113,6 +115,8 @@ MECHANISMS: dict[str, dict[str, str]] = {
         "approval_pause": "PreToolUse hook permissionDecision=defer (terminal_reason tool_deferred); "
                           "resume=<session id> in another process",
         "reject": "PreToolUse hook permissionDecision=deny on resume",
+        "tool_choice_first": NO_TOOL_CHOICE,
+        "tool_choice_later": NO_TOOL_CHOICE,
     },
     "can-use-tool": {
         "deny_stop": "can_use_tool PermissionResultDeny(interrupt=True) (terminal_reason aborted_tools)",
@@ -120,6 +124,8 @@ MECHANISMS: dict[str, dict[str, str]] = {
         "approval_pause": "unsupported: can_use_tool asks the harness in-process; no decision -> "
                           "PermissionResultDeny(interrupt=True), no pause",
         "reject": "can_use_tool PermissionResultDeny(interrupt=False)",
+        "tool_choice_first": NO_TOOL_CHOICE,
+        "tool_choice_later": NO_TOOL_CHOICE,
     },
 }
 
@@ -436,8 +442,10 @@ class ClaudeAgentAdapter(Adapter):
                          "Deny(interrupt=True); this idiom cannot pause")
             if NO_PAUSE not in unsupported:
                 unsupported = [*unsupported, NO_PAUSE]
+        mechanisms = self.mechanisms(scenario, self.mechanism_table)
+        unsupported = [*unsupported, *self.unsupported_tool_choice(mechanisms)]
         common: dict[str, Any] = dict(settings=settings, limits=limits, unsupported=unsupported,
-                                      mechanisms=self.mechanisms(scenario, self.mechanism_table))
+                                      mechanisms=mechanisms)
         counters = self._counters(seg, at_pause)
         extra: dict[str, Any] = {"api_retry_messages": seg.api_retries, "model_responses": len(seg.message_ids)}
         base: dict[str, Any] = {"ended": "raised" if exc is not None else "returned"}

@@ -132,6 +132,26 @@ def loop_shape(edges: list[tuple[str, str]]) -> tuple[int, int]:
     return dist("__start__", MODEL_NODE), dist(MODEL_NODE, TOOLS_NODE) + dist(TOOLS_NODE, MODEL_NODE)
 
 
+TOOL_CHOICE_MIDDLEWARE = ("@wrap_model_call middleware: request.override(tool_choice=...) for the call the turn "
+                          "answers (chosen from the messages about to be sent)")
+TOOL_CHOICE_NODE = ("the model node binds llm.bind_tools(tools, tool_choice=...) for the call the turn answers "
+                    "(chosen from the messages about to be sent)")
+
+
+def _tool_choice_for(scenario: Scenario, messages: list[Any]) -> str | None:
+    """The scenario's `tool_choice` for a model call about to send `messages`: from the ToolMessages after
+    the last AIMessage, and whether the conversation holds any."""
+    from langchain_core.messages import ToolMessage
+
+    trailing: list[str] = []
+    for m in reversed(messages):
+        if not isinstance(m, ToolMessage):
+            break
+        trailing.append(neutral_id(m.tool_call_id) or "")
+    any_results = any(isinstance(m, ToolMessage) for m in messages)
+    return scenario.tool_choice_for(trailing, any_results)
+
+
 class LangGraphAdapter(Adapter):
     id = "langgraph"
     distribution = "langgraph"
@@ -164,6 +184,8 @@ class LangGraphAdapter(Adapter):
                               "{'decisions': [...]}})",
             "reject": "HITL decision {'type': 'reject'} (the middleware's default text to the model as an error "
                       "ToolMessage; the loop goes on)",
+            "tool_choice_first": TOOL_CHOICE_MIDDLEWARE,
+            "tool_choice_later": TOOL_CHOICE_MIDDLEWARE,
         },
         "stategraph": {
             "deny_stop": "the tool raises ToolDenied; the default ToolNode handler lets it propagate out of the graph",
@@ -171,6 +193,8 @@ class LangGraphAdapter(Adapter):
             "approval_pause": "interrupt() inside the gated tool (ToolNode) + one AsyncSqliteSaver per thread in "
                               "the task dir; resume Command(resume={interrupt_id: {'type': 'approve'|'reject'}})",
             "reject": "the interrupt is answered {'type': 'reject'}; the tool returns a cancellation text",
+            "tool_choice_first": TOOL_CHOICE_NODE,
+            "tool_choice_later": TOOL_CHOICE_NODE,
         },
     }
 
@@ -236,6 +260,16 @@ class LangGraphAdapter(Adapter):
         from langchain_core.messages import AIMessage, ToolMessage
 
         middleware, settings = self._call_limit_middleware(scenario.limits.max_model_calls)
+        if scenario.tool_choice_rules():
+            from langchain.agents.middleware import wrap_model_call
+
+            @wrap_model_call
+            async def scenario_tool_choice(request: Any, handler: Any) -> Any:
+                choice = _tool_choice_for(scenario, request.messages)
+                return await handler(request.override(tool_choice=choice) if choice else request)
+
+            middleware.append(scenario_tool_choice)
+            settings["tool_choice"] = {r.after_call or "opening call": r.choice for r in scenario.tool_choice_rules()}
         gated = [name for name, spec in scenario.tools.items() if spec.approval == "required"]
         if gated:
 
@@ -429,8 +463,9 @@ class LangGraphAdapter(Adapter):
             config["configurable"] = {"thread_id": thread_id}
             settings["thread_id"] = "the business task's run id"
         settings.update({k: v for k, v in extra_config.items()})
-        common = dict(settings=settings, mechanisms=self.mechanisms(scenario, self.MECHANISMS[self.idiom]),
-                      limits=limits, unsupported=unsupported)
+        mechanisms = self.mechanisms(scenario, self.MECHANISMS[self.idiom])
+        unsupported += self.unsupported_tool_choice(mechanisms)
+        common = dict(settings=settings, mechanisms=mechanisms, limits=limits, unsupported=unsupported)
 
         prior_ids: set[str] = set()
         before: int | None = None
@@ -622,7 +657,9 @@ class LangGraphStateGraph(LangGraphAdapter):
         bound = llm.bind_tools(tools)
 
         async def call_model(state: MessagesState) -> dict[str, Any]:
-            return {"messages": [await bound.ainvoke(state["messages"])]}
+            choice = _tool_choice_for(scenario, state["messages"])
+            model = llm.bind_tools(tools, tool_choice=choice) if choice else bound
+            return {"messages": [await model.ainvoke(state["messages"])]}
 
         builder = StateGraph(MessagesState)
         builder.add_node(MODEL_NODE, call_model)
@@ -632,6 +669,8 @@ class LangGraphStateGraph(LangGraphAdapter):
         builder.add_edge(TOOLS_NODE, MODEL_NODE)
         graph = builder.compile(checkpointer=checkpointer)
         settings["graph"] = "StateGraph(MessagesState): model -> tools_condition -> ToolNode -> model"
+        if scenario.tool_choice_rules():
+            settings["tool_choice"] = {r.after_call or "opening call": r.choice for r in scenario.tool_choice_rules()}
         if self._needs_checkpointer(scenario):
             settings["approval"] = "interrupt() inside the gated tool, after an authorize event"
         if any(spec.approval == "deny" for spec in scenario.tools.values()):

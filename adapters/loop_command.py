@@ -26,7 +26,7 @@ import shlex
 from pathlib import Path
 from typing import Any, get_args
 
-from loopbench.harness.adapter import Adapter, Capabilities, RunContext
+from loopbench.harness.adapter import TOOL_CHOICE_INTENTS, Adapter, Capabilities, RunContext
 from loopbench.harness.ledger_http import TOKEN_HEADER
 from loopbench.harness.record import (
     LimitTranslation,
@@ -75,6 +75,9 @@ class LoopCommandAdapter(Adapter):
             "tools": [{"name": n, "description": t.description, "parameters": t.parameters}
                       for n, t in scenario.tools.items()],
             "limits": scenario.limits.model_dump(),
+            # each turn's tool_choice: `after` null = the opening call, else a regex of the call whose result
+            # comes just before (docs/loop-protocol.md)
+            "tool_choice": [{"after": r.after_regex, "choice": r.choice} for r in scenario.tool_choice_rules()],
             "ledger": {"url": f"{base}/ledger/{ctx.run_id}/call", "header": TOKEN_HEADER, "token": ctx.ledger_token},
             "work_dir": str(ctx.work_dir),  # private to this run: for the loop's own files
         }
@@ -113,6 +116,11 @@ class LoopCommandAdapter(Adapter):
             limits[name] = LimitTranslation(neutral=value, native=str(native) if native else None)
             if not native:
                 unsupported.append(name)
+        how = a.get("tool_choice")
+        table = {i: str(how) if isinstance(how, str) and how else
+                 "unsupported: the loop's answer does not say how it applied tool_choice" for i in TOOL_CHOICE_INTENTS}
+        mechanisms = self.mechanisms(scenario, table)
+        unsupported += self.unsupported_tool_choice(mechanisms)
         limit = a.get("limit") if a.get("limit") in ("steps", "budget", "deadline") else None
         signals = NativeSignals(
             ended=a["ended"], final_text=a.get("final_text"), limit=limit, limit_signal="handled" if limit else None,
@@ -123,7 +131,7 @@ class LoopCommandAdapter(Adapter):
                                     input_tokens_reported=_count(a.get("input_tokens")),
                                     output_tokens_reported=_count(a.get("output_tokens")))
         return SegmentResult(signals=signals, counters=counters, limits=limits, unsupported=unsupported,
-                             settings={"loop_command": os.environ.get(COMMAND_ENV, "")})
+                             mechanisms=mechanisms, settings={"loop_command": os.environ.get(COMMAND_ENV, "")})
 
     async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
                      ) -> SegmentResult:

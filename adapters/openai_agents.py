@@ -88,6 +88,10 @@ class OpenAIAgentsAdapter(Adapter):
         "approval_pause": "FunctionTool(needs_approval=callable) -> result.interruptions; "
                           "RunState.to_string() saved, RunState.from_string() + approve() on resume",
         "reject": "RunState.reject(interruption) (the model gets the SDK's rejection output)",
+        "tool_choice_first": "Agent(model_settings=ModelSettings(tool_choice=...)) with reset_tool_choice=True (the "
+                             "default): the setting is sent until a tool has run, then the default",
+        "tool_choice_later": "unsupported: ModelSettings.tool_choice holds from the first call until a tool has run "
+                             "(reset_tool_choice); the SDK has no per-call setting",
     }
 
     @classmethod
@@ -147,7 +151,12 @@ class OpenAIAgentsAdapter(Adapter):
                 tool_input_guardrails=guardrails,
             )
 
-        return Agent(name="assistant", model=model, tools=[make_tool(n) for n in scenario.tools])
+        extra: dict[str, Any] = {}
+        if opening := [r.choice for r in scenario.tool_choice_rules() if r.opening]:
+            from agents import ModelSettings
+
+            extra["model_settings"] = ModelSettings(tool_choice=opening[0])
+        return Agent(name="assistant", model=model, tools=[make_tool(n) for n in scenario.tools], **extra)
 
     def _run_kwargs(self, scenario: Scenario, handled: list[bool]) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
         from agents.run import DEFAULT_MAX_TURNS
@@ -194,8 +203,11 @@ class OpenAIAgentsAdapter(Adapter):
         if "error_handlers" in kwargs:
             settings["error_handlers"] = sorted(kwargs["error_handlers"])
         settings.update(model_class="OpenAIChatCompletionsModel")
-        common = dict(settings=settings, mechanisms=self.mechanisms(scenario, self.MECHANISMS), limits=limits,
-                      unsupported=unsupported)
+        if agent.model_settings.tool_choice is not None:
+            settings.update(tool_choice=agent.model_settings.tool_choice, reset_tool_choice=agent.reset_tool_choice)
+        mechanisms = self.mechanisms(scenario, self.MECHANISMS)
+        unsupported += self.unsupported_tool_choice(mechanisms)
+        common = dict(settings=settings, mechanisms=mechanisms, limits=limits, unsupported=unsupported)
         try:
             result = await Runner.run(agent, start, **kwargs)
         except Exception as exc:  # the framework ended by raising: map the signal

@@ -358,6 +358,8 @@ class VercelAIAdapter(Adapter):
                       for n, t in scenario.tools.items()],
             "limits": {"max_model_calls": lim.max_model_calls, "deadline_s": lim.deadline_s},
             "deny": scenario.policy.deny,
+            # each turn's tool_choice, its `after` call as a regex (a repeating turn's kb_{n} matches kb_1, ...)
+            "tool_choice": [{"after": r.after_regex, "choice": r.choice} for r in scenario.tool_choice_rules()],
         }
 
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
@@ -411,6 +413,8 @@ class VercelAIAdapter(Adapter):
         missing = self.unsupported_limits(scenario)
         limits.update(missing)
         unsupported = list(missing)
+        mechanisms = self.mechanisms(scenario, a.get("mechanisms") or {})
+        unsupported += self.unsupported_tool_choice(mechanisms)
         usage = a.get("usage") or {}
         counters = ReportedCounters(
             model_requests_reported=None,
@@ -430,7 +434,7 @@ class VercelAIAdapter(Adapter):
             extra["sdk_warnings"] = a["warnings"]
         notes: list[str] = []
         common = dict(counters=counters, settings=settings, limits=limits, unsupported=unsupported,
-                      mechanisms=self.mechanisms(scenario, a.get("mechanisms") or {}),
+                      mechanisms=mechanisms,
                       # the driver outlives the segment: the worker's CPU clock cannot see it, the driver reports it
                       live_child_cpu_s=(a.get("cpu_us") or 0) / 1e6,
                       live_child_own_cpu_s=(a.get("own_cpu_us") or 0) / 1e6)

@@ -8,6 +8,7 @@ loopbench beyond that protocol: no loopbench import.
 """
 
 import json
+import re
 import sys
 
 import httpx
@@ -22,6 +23,24 @@ tools = [{"type": "function", "function": {"name": t["name"], "description": t["
 messages = [{"role": "user", "content": job["prompt"]}]
 requests = input_tokens = output_tokens = 0
 answer = {"limits": {"max_model_calls": f"for-loop of {limit} requests"} if limit else {}}
+rules = job.get("tool_choice", [])
+if rules:
+    answer["tool_choice"] = "tool_choice= per request, from the results just before it"
+
+
+def tool_choice() -> object:
+    """The job's rule for the next request: the opening call (no tool result yet) or the call after a result."""
+    trailing = []
+    for m in reversed(messages):
+        if m["role"] != "tool":
+            break
+        trailing.append(m["tool_call_id"].removeprefix("call_"))
+    opening = not any(m["role"] == "tool" for m in messages)
+    for rule in rules:
+        if (opening if rule["after"] is None else any(re.match(rule["after"], i) for i in trailing)):
+            c = rule["choice"]
+            return c if c in ("auto", "none", "required") else {"type": "function", "function": {"name": c}}
+    return openai.NOT_GIVEN
 
 
 def run_tool(call) -> str:
@@ -32,7 +51,8 @@ def run_tool(call) -> str:
 
 try:
     while limit is None or requests < limit:
-        response = client.chat.completions.create(model=job["model"], messages=messages, tools=tools)
+        response = client.chat.completions.create(model=job["model"], messages=messages, tools=tools,
+                                                  tool_choice=tool_choice())
         requests += 1  # retries inside the client are not counted: the server counts those
         input_tokens += response.usage.prompt_tokens if response.usage else 0
         output_tokens += response.usage.completion_tokens if response.usage else 0

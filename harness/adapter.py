@@ -33,6 +33,7 @@ BUILTIN = frozenset(REGISTRY)
 ENTRY_POINT_GROUP = "loopbench.adapters"  # an installed package's adapters: `id = "module:Class"` (docs/adapters.md)
 REFUSED: list[str] = []  # plug-ins that could not be registered, and why (shown by `loopbench list`)
 EXTRA_ADAPTERS_ENV = "LOOPBENCH_EXTRA_ADAPTERS"
+TOOL_CHOICE_INTENTS: tuple[Intent, ...] = ("tool_choice_first", "tool_choice_later")
 
 
 def _register_plugins() -> None:
@@ -157,7 +158,8 @@ class Adapter(ABC):
     def mechanisms(cls, scenario: Scenario, table: dict[Intent, str]) -> dict[str, str]:
         """The native mechanism used for each intent the scenario states (from the adapter's `table`), for
         a segment's `mechanisms`: deny_stop / deny_continue when a tool is denied by policy (by `policy.deny`),
-        approval_pause when a tool needs approval, reject when a resume rejects a call."""
+        approval_pause when a tool needs approval, reject when a resume rejects a call, tool_choice_first /
+        tool_choice_later when the opening / a later turn asks a `tool_choice`."""
         used: list[Intent] = []
         if any(t.approval == "deny" for t in scenario.tools.values()):
             used.append("deny_stop" if scenario.policy.deny == "stop" else "deny_continue")
@@ -165,7 +167,18 @@ class Adapter(ABC):
             used.append("approval_pause")
         if any(d == "reject" for r in scenario.resumes for d in r.decisions.values()):
             used.append("reject")
+        rules = scenario.tool_choice_rules()
+        if any(r.opening for r in rules):
+            used.append("tool_choice_first")
+        if any(not r.opening for r in rules):
+            used.append("tool_choice_later")
         return {intent: table.get(intent, "unsupported") for intent in used}
+
+    @staticmethod
+    def unsupported_tool_choice(mechanisms: dict[str, str]) -> list[str]:
+        """The `tool_choice` intents the framework cannot express, for a segment's `unsupported` (its requests
+        then go with the framework's default, and the record says the cell could not be set up)."""
+        return [i for i in TOOL_CHOICE_INTENTS if mechanisms.get(i, "").startswith("unsupported")]
 
     @abstractmethod
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:

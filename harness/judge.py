@@ -22,7 +22,7 @@ from loopbench.harness.record import (
     Violation,
 )
 from loopbench.harness.scenario import Scenario
-from loopbench.harness.verdict import compare, verdict_of
+from loopbench.harness.verdict import compare, tool_choice_deviations, verdict_of
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class TaskIdentity:
     packages: dict[str, str] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)
     capabilities: Capabilities | None = None
+    variant_about: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ def judge(task: TaskIdentity, ev: TaskEvidence, trace: str | None = None) -> Jud
     )
     pending = segments[-1].pending if segments else []
     deviations = compare(scenario.expect, decision.outcome, counters, pending, decision.notes)
+    deviations += tool_choice_deviations(scenario, ev.requests)
     resumed = counters.resumes or 0
     if (resumed < len(scenario.resumes) and decision.outcome not in ("error", "hung")
             and not any(d.name == "resumes" for d in deviations)):
@@ -102,7 +104,8 @@ def judge(task: TaskIdentity, ev: TaskEvidence, trace: str | None = None) -> Jud
         auxiliary_requests=ev.auxiliary,  # e.g. token counting: requests, not model calls
     )
     record = RunRecord(
-        run_id=task.run_id, scenario=scenario.id, framework=task.framework, variant=task.variant,
+        run_id=task.run_id, scenario=scenario.id, scenario_title=scenario.title, category=scenario.category,
+        framework=task.framework, variant=task.variant, variant_about=task.variant_about,
         repetition=task.repetition, started_at=task.started_at, loopbench_version=task.loopbench_version,
         framework_version=task.framework_version, packages=task.packages, capabilities=task.capabilities,
         environment=task.environment,

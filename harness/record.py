@@ -24,13 +24,18 @@ Outcome = Literal[
     "completed", "incomplete", "limit_steps", "limit_budget", "limit_deadline", "awaiting_approval",
     "denied", "failed", "stalled", "capped", "hung", "error",
 ]
+Category = Literal[
+    "baseline", "limits", "approval", "denial", "tool_failure", "model_failure", "stall", "context"
+]
 Protocol = Literal["openai_chat", "openai_responses", "anthropic_messages"]
 ResultStatus = Literal["receipt", "error", "none"]
 Verdict = Literal["conforms", "deviates", "unsupported", "error"]
 LimitKind = Literal["steps", "budget", "deadline"]
 NeutralLimit = Literal["max_model_calls", "max_total_tokens", "max_cost_usd", "deadline_s"]
 # the policy intents a scenario can state, each mapped by an adapter to its framework's native mechanism
-Intent = Literal["deny_stop", "deny_continue", "approval_pause", "reject"]
+# what a scenario asks that a framework may express natively, or not (a segment's `mechanisms` says how):
+# tool_choice_first / tool_choice_later = a turn's `tool_choice` on the opening call / on a later call
+Intent = Literal["deny_stop", "deny_continue", "approval_pause", "reject", "tool_choice_first", "tool_choice_later"]
 
 
 class Frozen(BaseModel):
@@ -334,8 +339,11 @@ class RunRecord(BaseModel):
     schema_version: int = SCHEMA_VERSION
     run_id: str
     scenario: str
+    scenario_title: str | None = Field(default=None, description="the scenario's title (null in older records)")
+    category: Category | None = Field(default=None, description="the scenario's category (null in older records)")
     framework: str
     variant: str = "default"
+    variant_about: str | None = Field(default=None, description="what the variant is, as its adapter declares it")
     mode: Literal["native"] = "native"
     repetition: int = 1
     started_at: str

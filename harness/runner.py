@@ -116,7 +116,9 @@ class Suite:
             self.slots.put(self.open_slot("compute"))
         self.retry_windows: dict[str, float] = {}
         self.capabilities: dict[str, Capabilities] = {}
-        for framework, _ in plan.variants:
+        self.about: dict[tuple[str, str], str] = {}  # (framework, variant) -> what the variant is
+        for framework, variant in plan.variants:
+            self.about[(framework, variant)] = adapter_class(framework, variant).about
             cls = adapter_class(framework)
             self.versions[framework] = (cls.version(), cls.package_versions())
             self.retry_windows[framework] = cls.capabilities.retry_window_s
@@ -209,7 +211,8 @@ class Suite:
         identity = TaskIdentity(run_id=run_id, scenario=scenario, framework=framework, variant=variant,
                                 repetition=repetition, started_at=started_at, loopbench_version=__version__,
                                 framework_version=version, packages=packages, environment=self.env,
-                                capabilities=self.capabilities[framework])
+                                capabilities=self.capabilities[framework],
+                                variant_about=self.about.get((framework, variant)))
         evidence = TaskEvidence(
             segments=segments, results=results, requests=self.server.requests(run_id),
             ledger=self.ledger.entries(run_id), capped=self.server.capped(run_id),

@@ -29,7 +29,7 @@ from pydantic import (
 )
 
 from loopbench.harness.errors import BadInput, InputProblem, validation_problems
-from loopbench.harness.record import PER_TOOL_COUNTERS, SCALAR_COUNTERS, Outcome
+from loopbench.harness.record import PER_TOOL_COUNTERS, SCALAR_COUNTERS, Category, Outcome
 from loopbench.harness.yaml_input import InputError, read_yaml
 
 # package data, found the same way in a checkout (editable install) and in an installed wheel
@@ -37,9 +37,6 @@ SCENARIO_DIR = Path(str(resources.files("loopbench.scenarios")))
 SUITE_DEFAULTS_FILE = "_suite.yaml"
 CLAIMS_FILE = Path(str(resources.files("loopbench.reports").joinpath("claims.yaml")))
 
-Category = Literal[
-    "baseline", "limits", "approval", "denial", "tool_failure", "model_failure", "stall", "context"
-]
 ResultCondition = Literal["any", "receipt", "error", "none", "no_receipt"]
 
 ID_PATTERN = r"^[A-Za-z0-9_]+$"
@@ -165,6 +162,11 @@ class HttpFailure(Strict):
     message: str | None = None
 
 
+# what a turn asks the client to send as `tool_choice`: a mode, or the name of a tool it must call
+ToolChoice = Literal["auto", "none", "required"] | Annotated[str, Field(pattern=rf"^{TOOL_NAME_PATTERN}$")]
+TOOL_CHOICE_MODES = ("auto", "none", "required")
+
+
 class Turn(Strict):
     id: str = Field(pattern=ID_PATTERN)
     after: After | None = None  # None: the opening turn (no scripted call in the conversation yet)
@@ -175,11 +177,21 @@ class Turn(Strict):
     fail_first: list[HttpFailure] = Field(default_factory=list)
     delay_s: float = Field(default=0, ge=0, le=MAX_SECONDS)
     stream_delay_s: float = Field(default=0, ge=0, le=MAX_SECONDS)
+    # the loop's configuration for the request this turn answers: the client must send this `tool_choice`
+    # (e.g. `required` on the opening turn: the first model call must use a tool). None: the client's default.
+    tool_choice: ToolChoice | None = Field(default=None, union_mode="left_to_right")
 
     @model_validator(mode="after")
     def _content(self) -> Turn:
         if not self.calls and self.text is None:
             raise ValueError("a turn needs calls, text, or both")
+        choice = self.tool_choice
+        if choice == "none" and self.calls:
+            raise ValueError("tool_choice none: the turn must not call tools")
+        if choice == "required" and not self.calls:
+            raise ValueError("tool_choice required: the turn must call a tool")
+        if choice not in (None, *TOOL_CHOICE_MODES) and not any(c.tool == choice for c in self.calls):
+            raise ValueError(f"tool_choice {choice!r}: the turn must call that tool")
         repeating = self.repeat == "forever" or self.repeat > 1
         numbered = [c.id for c in self.calls if "{n}" in c.id]
         if repeating and len(numbered) != len(self.calls):
@@ -289,6 +301,28 @@ class Expect(Strict):
         return tuple(self.outcome) if isinstance(self.outcome, list) else (self.outcome,)
 
 
+class ToolChoiceRule(Strict):
+    """A turn's `tool_choice` for adapters: send `choice` on the opening call (`after_call` None) or on the
+    call that follows the results of `after_call` (a repeating turn's `kb_{n}` matches kb_1, kb_2, ...)."""
+
+    after_call: str | None
+    choice: str
+
+    @property
+    def opening(self) -> bool:
+        return self.after_call is None
+
+    @property
+    def after_regex(self) -> str | None:
+        """`after_call` as an anchored regex (the same in Python and JavaScript): `{n}` is any number."""
+        if self.after_call is None:
+            return None
+        return "^" + re.escape(self.after_call).replace(re.escape("{n}"), r"\d+") + "$"
+
+    def follows(self, call_id: str) -> bool:
+        return self.after_regex is not None and re.match(self.after_regex, call_id) is not None
+
+
 class Scenario(Strict):
     id: str = Field(pattern=ID_PATTERN)
     title: Text
@@ -309,6 +343,22 @@ class Scenario(Strict):
     source: str = Field(default="", exclude=True)  # the file it came from
 
     # ---- derived views used by the server, the ledger and the adapters
+    def tool_choice_rules(self) -> list[ToolChoiceRule]:
+        """The turns' `tool_choice`, as rules an adapter maps onto its framework's per-call setting."""
+        return [ToolChoiceRule(after_call=t.after.call if t.after else None, choice=t.tool_choice)
+                for t in self.script if t.tool_choice is not None]
+
+    def tool_choice_for(self, trailing_results: list[str], any_results: bool) -> str | None:
+        """The `tool_choice` the next model call must send, from the conversation about to be sent:
+        `trailing_results` the neutral call ids of the tool results after its last assistant message,
+        `any_results` whether it holds any tool result. None: the client's default."""
+        for rule in self.tool_choice_rules():
+            if rule.after_call is None and not any_results:
+                return rule.choice
+            if rule.after_call is not None and any(rule.follows(cid) for cid in trailing_results):
+                return rule.choice
+        return None
+
     @property
     def timing_sensitive(self) -> bool:
         """Its cells depend on the clock: a deadline, or a scripted delay or timeout a limit can race. These are
@@ -467,6 +517,21 @@ def _reachability(sc: Scenario) -> list[tuple[str, str]]:
     return out
 
 
+def _tool_choice_conflicts(sc: Scenario) -> list[tuple[str, str]]:
+    """Turns that follow the same call but ask different `tool_choice`s: the client sets it before the server
+    knows which of them answers, so no loop could honour both."""
+    out: list[tuple[str, str]] = []
+    first: dict[str | None, tuple[str, str | None]] = {}
+    for i, turn in enumerate(sc.script):
+        key = turn.after.call if turn.after else None
+        if key in first and first[key][1] != turn.tool_choice:
+            other, choice = first[key]
+            out.append((f"script.{i}.tool_choice", f"turn {turn.id!r} asks {turn.tool_choice!r} but turn {other!r}, "
+                        f"which follows the same call, asks {choice!r}: the client cannot know which answers"))
+        first.setdefault(key, (turn.id, turn.tool_choice))
+    return out
+
+
 def _uncatalogued_tools(merged: dict[str, Any], source: str) -> dict[str, InputProblem]:
     """Tools named with no description anywhere: one problem each, saying where tools are looked up."""
     tools = merged.get("tools")
@@ -503,7 +568,7 @@ def parse_scenario(
                 f"tools.{n}" for n in uncatalogued}
 
         return None, [p for p in problems if not hidden(p)] + list(uncatalogued.values())
-    problems = references + [InputProblem(source, f, r) for f, r in _reachability(sc)]
+    problems = references + [InputProblem(source, f, r) for f, r in _reachability(sc) + _tool_choice_conflicts(sc)]
     stem = Path(source).stem
     if stem != sc.id:
         problems.append(InputProblem(source, "id", f"must match the file name ({stem!r})"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from loopbench.harness.outcome import args_match
-from loopbench.harness.record import Counters, Deviation, Outcome, PendingCall, Verdict
-from loopbench.harness.scenario import Bound, Expect
+from loopbench.harness.record import Counters, Deviation, Outcome, PendingCall, RequestLogEntry, Verdict
+from loopbench.harness.scenario import Bound, Expect, Scenario
 
 
 def _within(ideal: Any, observed: Any) -> bool:
@@ -66,6 +66,19 @@ def compare(
                 observed=[{"tool": p.tool, "args": p.args} for p in pending],
             ))
     return out
+
+
+def tool_choice_deviations(scenario: Scenario, requests: list[RequestLogEntry]) -> list[Deviation]:
+    """A turn's `tool_choice` is part of the loop's configuration: each request that turn answered must have
+    sent it (no `tool_choice` field is the protocol's default, auto)."""
+    asked = {t.id: t.tool_choice for t in scenario.script if t.tool_choice is not None}
+    missed = [f"{r.served_turn}: {r.tool_choice or 'auto'}" for r in requests
+              if r.served_turn and (want := asked.get(r.served_turn.partition("#")[0])) is not None
+              and (r.tool_choice or "auto") != want]
+    if not missed:
+        return []
+    return [Deviation(name="tool_choice", ideal=", ".join(f"{t}: {c}" for t, c in asked.items()),
+                      observed=", ".join(missed), note="the call was not sent with the tool_choice its turn asks")]
 
 
 def verdict_of(outcome: Outcome, deviations: list[Deviation], unsupported: list[str]) -> Verdict:

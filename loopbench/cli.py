@@ -70,12 +70,17 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="machine-readable
         scenarios = _load(scenarios_from)
     except BadInput as exc:
         raise _fail(exc) from None
+    from loopbench.reports.claims import load_claims
+
     frameworks = describe_frameworks()
+    used = {c for s in scenarios for c in s.claims}
+    claims = [c for c in load_claims() if c.id in used]
     if as_json:
         print(json.dumps({
             "scenarios": [{"id": s.id, "title": s.title, "category": s.category, "claims": s.claims}
                           for s in scenarios],
-            "frameworks": [{"id": f.id, "variants": list(f.variants), "version": f.version,
+            "claims": [{"id": c.id, "framework": c.framework, "text": c.text} for c in claims],
+            "frameworks": [{"id": f.id, "variants": list(f.variants), "about": f.variants, "version": f.version,
                             "available": f.unavailable is None, "unavailable": f.unavailable,
                             "capabilities": f.capabilities.model_dump(mode="json") if f.capabilities else None}
                            for f in frameworks],
@@ -93,6 +98,20 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="machine-readable
     for f in frameworks:
         ftable.add_row(f.id, ", ".join(f.variants), f.version or "-", f.unavailable or "available")
     out.print(ftable)
+    vtable = Table(title="variants (what each idiom is, as its adapter declares it)")
+    for col in ("framework:variant", "what it is"):
+        vtable.add_column(col)
+    for f in frameworks:
+        for variant, about in f.variants.items():
+            vtable.add_row(f"{f.id}:{variant}", about)
+    out.print(vtable)
+    if claims:
+        cltable = Table(title="documented claims the scenarios check (reports/claims.yaml)")
+        for col in ("id", "framework", "claim"):
+            cltable.add_column(col)
+        for c in claims:
+            cltable.add_row(c.id, c.framework, c.text)
+        out.print(cltable)
     ctable = Table(title="capabilities (declared by each adapter)")
     for col in ("id", "native limits", "step unit", "pause", "deny"):
         ctable.add_column(col)
@@ -179,7 +198,9 @@ def run(
             scenarios = [s for s in scenarios if "slow" not in s.tags]
         if loop_cmd is not None:
             _register_loop(loop_cmd, loop_name)
-            framework = framework or [loop_name]
+            # the loop always runs: alone, or next to the frameworks -f names
+            if not any(f.partition(":")[0] == loop_name for f in framework or []):
+                framework = [*(framework or []), loop_name]
         selection = resolve_selection(framework or [])
         if out_dir is None and resume_partial:
             out_dir = latest_results().resolve()
@@ -282,12 +303,12 @@ def _results_or_latest(results: Path | None) -> Path:
     return results if results is not None else latest_results()
 
 
-def _write_reports(results: Path, formats: str) -> None:
+def _write_reports(results: Path, formats: str, baseline: Path | None = None) -> None:
     from loopbench.reports.build import build_reports
 
     with _warnings_printed():
         try:
-            paths = build_reports(results, {f.strip() for f in formats.split(",") if f.strip()})
+            paths = build_reports(results, {f.strip() for f in formats.split(",") if f.strip()}, baseline=baseline)
         except OSError as exc:  # a full disk while writing a report: the results themselves are intact
             err.print(f"[red]error[/red] {exc.filename or results}: cannot write the reports: {exc.strerror or exc}; "
                       f"the results are intact: `loopbench report {results}` once there is room",
@@ -303,12 +324,15 @@ def report(
     results: Annotated[Path | None, typer.Argument(
         help="a results directory or results.jsonl (default: results/latest)")] = None,
     formats: Annotated[str, typer.Option("--format", help="comma-separated: md,html,csv,json")] = "md,html,csv,json",
+    baseline: Annotated[Path | None, typer.Option(
+        "--baseline", help="results to compare with: changed cells marked and explained (was → now)")] = None,
 ) -> None:
     """Build the comparison reports (report.md, report.html, matrix.csv, summary.json) from RunRecords.
 
-    Example: `loopbench report` (the latest results) or `loopbench report results/2026-12-02T01-30-00Z`"""
+    Example: `loopbench report` (the latest results), `loopbench report results/2026-12-02T01-30-00Z`, or after
+    an SDK upgrade `loopbench report --baseline reports/published`"""
     try:
-        _write_reports(_results_or_latest(results), formats)
+        _write_reports(_results_or_latest(results), formats, baseline)
     except BadInput as exc:
         raise _fail(exc) from None
 
@@ -336,18 +360,27 @@ def diff(
     base: Annotated[Path, typer.Argument(help="baseline results (file or directory)")],
     new: Annotated[Path | None, typer.Argument(
         help="new results (file or directory; default: results/latest)")] = None,
+    html_file: Annotated[Path | None, typer.Option(
+        "--html", help="also write NEW's HTML report with the changed cells marked, to this file")] = None,
 ) -> None:
     """Behaviour changes between two result sets (exit 0 unchanged, 1 changed, 2 bad input).
 
-    Example, after an SDK upgrade: `make run && loopbench diff reports/published`"""
+    Example, after an SDK upgrade: `make run && loopbench diff reports/published --html changes.html`"""
     from loopbench.reports.diff import diff_results
 
     try:
         with _warnings_printed():
-            markdown, changed = diff_results(base, _results_or_latest(new))
+            newer = _results_or_latest(new)
+            markdown, changed = diff_results(base, newer)
+            if html_file is not None:
+                from loopbench.reports.build import html_against
+
+                html_file.write_text(html_against(newer, base), encoding="utf-8")
     except BadInput as exc:
         raise _fail(exc) from None
     print(markdown)
+    if html_file is not None:
+        err.print(f"HTML report with the changes marked: {html_file}", highlight=False, soft_wrap=True)
     raise typer.Exit(1 if changed else 0)
 
 
@@ -375,16 +408,19 @@ def bench(
 class SchemaKind(StrEnum):
     scenario = "scenario"
     record = "record"
+    summary = "summary"
 
 
 @app.command()
-def schema(what: Annotated[SchemaKind, typer.Argument(help="scenario (a scenario file) or record (a RunRecord)")]
-           ) -> None:
-    """Print the JSON Schema of a scenario file or of a RunRecord (one line of results.jsonl).
+def schema(what: Annotated[SchemaKind, typer.Argument(
+        help="scenario (a scenario file), record (a RunRecord) or summary (a report's summary.json)")]) -> None:
+    """Print the JSON Schema of a scenario file, a RunRecord (one line of results.jsonl) or summary.json.
 
-    Example: `loopbench schema record > record.schema.json`"""
+    Example: `loopbench schema record > record.schema.json` (docs/summary.schema.json is `schema summary`)"""
     if what is SchemaKind.scenario:
         from loopbench.harness.scenario import Scenario as model
+    elif what is SchemaKind.summary:
+        from loopbench.reports.summary import Summary as model  # type: ignore[assignment]
     else:
         from loopbench.harness.record import RunRecord as model  # type: ignore[assignment]
     print(json.dumps(model.model_json_schema(), indent=2))

@@ -13,8 +13,9 @@ verdict) most repetitions share; ties: the lowest repetition — the same repres
   because prompts carry text a framework takes from its environment (the Claude CLI's working directory);
 - the native translation of each limit.
 A cell whose majority is unstable on either side is marked so in the table.
-Cells present on one side only are listed, not counted as behaviour changes. Package version changes are
-listed; they are never a failure by themselves.
+Cells present on one side only are summarized (a framework variant or a scenario missing from one side is one
+line), not counted as behaviour changes. Version changes of the frameworks run on both sides are listed; they
+are never a failure by themselves.
 """
 
 from __future__ import annotations
@@ -137,6 +138,34 @@ def _env(records: list[RunRecord]) -> dict[str, set[str]]:
     return out
 
 
+MAX_ONE_SIDED = 10  # single cells listed one by one; beyond this, a count
+
+
+def one_sided_lines(base: set[tuple[str, str, str]], new: set[tuple[str, str, str]]) -> list[str]:
+    """Cells on one side only, summarized: a framework variant or a scenario missing from the other side
+    entirely is one line; the cells left are listed, at most MAX_ONE_SIDED, then counted."""
+    lines: list[str] = []
+    for side, mine, other in (("base", base - new, new), ("new", new - base, base)):
+        if not mine:
+            continue
+        other_columns = {(f, v) for _, f, v in other}
+        other_scenarios = {s for s, _, _ in other}
+        rest = set(mine)
+        for f, v in sorted({(f, v) for _, f, v in mine} - other_columns):
+            n = sum(1 for _, f2, v2 in mine if (f2, v2) == (f, v))
+            lines.append(f"only in {side}: framework variant {column_of(f, v)} ({n} cells)")
+            rest -= {k for k in mine if (k[1], k[2]) == (f, v)}
+        for s in sorted({s for s, _, _ in rest} - other_scenarios):
+            n = sum(1 for k in rest if k[0] == s)
+            lines.append(f"only in {side}: scenario {s} ({n} cells)")
+            rest -= {k for k in rest if k[0] == s}
+        for s, f, v in sorted(rest)[:MAX_ONE_SIDED]:
+            lines.append(f"only in {side}: {s} × {column_of(f, v)}")
+        if len(rest) > MAX_ONE_SIDED:
+            lines.append(f"only in {side}: {len(rest) - MAX_ONE_SIDED} more cells")
+    return lines
+
+
 def _cell(v: Any) -> str:
     return fmt(v, 100).replace("|", "\\|").replace("\n", " ")
 
@@ -185,7 +214,10 @@ def diff_results(base: Path | str, new: Path | str) -> tuple[str, bool]:
     else:
         out.append("None.")
     out += ["", "## Package versions", ""]
-    vb, vn = _versions(rb.records), _versions(rn.records)
+    # versions of the frameworks run on both sides: one run only on one side is coverage, not an upgrade
+    both = {r.framework for r in rb.records} & {r.framework for r in rn.records}
+    vb = _versions([r for r in rb.records if r.framework in both])
+    vn = _versions([r for r in rn.records if r.framework in both])
     vrows = [(p, ", ".join(sorted(vb.get(p, set()))) or "–", ", ".join(sorted(vn.get(p, set()))) or "–")
              for p in sorted(set(vb) | set(vn)) if vb.get(p) != vn.get(p)]
     if vrows:
@@ -201,6 +233,5 @@ def diff_results(base: Path | str, new: Path | str) -> tuple[str, bool]:
         out += [f"| {k} | {x} | {y} |" for k, x, y in erows]
     if only_base or only_new:
         out += ["", "## Cells on one side only", "", "(coverage, not a behaviour change)", ""]
-        out += [f"- only in base: {s} × {column_of(f, v)}" for s, f, v in only_base]
-        out += [f"- only in new: {s} × {column_of(f, v)}" for s, f, v in only_new]
+        out += [f"- {line}" for line in one_sided_lines(set(cb), set(cn))]
     return "\n".join(out) + "\n", changed

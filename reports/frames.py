@@ -1,5 +1,5 @@
 """The report's tables (pandas frames), built from RunRecords only: the comparison matrix, units, mechanisms,
-accounting, conformance summary, stability, environment. Cells are `reports.cells`; formatting is
+accounting, cells and cost per framework variant, stability, environment. Cells are `reports.cells`; formatting is
 `reports.formatting`.
 """
 
@@ -57,7 +57,8 @@ def matrix_frame(records: list[RunRecord]) -> pd.DataFrame:
             items.append((label(k), fmt(v), None if k not in devs else fmt(ideal)))
             parts.append(f"{label(k)} {fmt(v)} ✗" if k in devs else f"{label(k)} {fmt(v)}")
         row = {
-            "scenario": c.scenario, "column": c.column, "framework": c.framework, "variant": c.variant,
+            "scenario": c.scenario, "title": r.scenario_title or c.scenario,
+            "category": r.category or "other", "column": c.column, "framework": c.framework, "variant": c.variant,
             "outcome": r.outcome, "outcome_rule": r.outcome_rule, "verdict": r.verdict,
             "key_counters": " · ".join(parts), "key_items": items,
             "deviations": "; ".join(deviation_text(d) for d in r.deviations),
@@ -153,6 +154,7 @@ def units_frame(records: list[RunRecord]) -> pd.DataFrame:
 INTENT_LABELS = {
     "deny_stop": "deny: stop the run", "deny_continue": "deny: tell the model, go on",
     "approval_pause": "pause for approval", "reject": "reject at a pause",
+    "tool_choice_first": "tool_choice on the opening call", "tool_choice_later": "tool_choice on a later call",
 }
 
 

@@ -104,7 +104,29 @@ def test_cells_on_one_side_are_listed(tmp_path: Path) -> None:
     md, changed = diff_results(DATA, _edited(tmp_path, edit))
     assert not changed
     assert "only in base: huge_tool_output × langgraph" in md
-    assert "only in new: huge_tool_output × langgraph:stategraph" in md
+    # a framework variant the base never ran is one line, not a line per cell
+    assert "only in new: framework variant langgraph:stategraph (1 cells)" in md
+
+
+def test_one_sided_frameworks_and_scenarios_are_one_line_each_and_not_version_changes(tmp_path: Path) -> None:
+    def only_openai(r: dict) -> None:
+        if r["framework"] == "langgraph":
+            r["framework"], r["packages"] = "other-fw", {"other-fw": "9.9"}
+            r["framework_version"] = "9.9"
+        if r["scenario"] == "cost_budget":
+            r["scenario"] = "renamed_budget"
+
+    md, changed = diff_results(DATA, _edited(tmp_path, only_openai))
+    assert not changed
+    one_sided = [x for x in md.splitlines() if x.startswith("- only in")]
+    assert "- only in base: framework variant langgraph (11 cells)" in one_sided
+    assert "- only in new: framework variant other-fw (11 cells)" in one_sided
+    assert "- only in base: scenario cost_budget (1 cells)" in one_sided
+    assert "- only in new: scenario renamed_budget (1 cells)" in one_sided
+    assert len(one_sided) == 4, one_sided
+    # langgraph ran only in base and other-fw only in new: no version change is claimed for either
+    assert "| langgraph |" not in md.split("## Package versions")[1] and "other-fw" not in md.split(
+        "## Package versions")[1].split("## Cells on one side only")[0]
 
 
 def test_repetitions_compare_the_majority(tmp_path: Path) -> None:

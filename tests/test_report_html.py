@@ -1,6 +1,7 @@
 """The HTML report in a real headless browser (Debian's chromium at /usr/bin/chromium, driven by Playwright's
-Python package; no browser download): it loads with no console errors and no network fetches, shows every
-framework column present in the results, opens a run's details from its matrix cell, and a screenshot is taken.
+Python package; no browser download), at 1400 px: it loads with no console errors and no network fetches; the
+scorecard is on the first screen; every framework column of a nine-column suite fits; a matrix cell opens its
+run's details; the filters hide rows; a report against a baseline marks the changed cell. Screenshots are taken.
 
 Skipped when Playwright or /usr/bin/chromium is missing, unless LOOPBENCH_REQUIRE_BROWSER=1 (then it fails).
 Set LOOPBENCH_SCREENSHOT_DIR to keep the screenshots.
@@ -8,6 +9,7 @@ Set LOOPBENCH_SCREENSHOT_DIR to keep the screenshots.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -43,6 +45,13 @@ def browser():
         b.close()
 
 
+WIDTH, HEIGHT = 1400, 900
+# the published suite's columns: nine framework variants
+NINE = [("claude-agent-sdk", "default"), ("claude-agent-sdk", "can-use-tool"), ("langgraph", "default"),
+        ("langgraph", "model-call-limit"), ("langgraph", "stategraph"), ("openai-agents", "default"),
+        ("openai-agents", "handled-max-turns"), ("vercel-ai", "default"), ("vercel-ai", "tool-loop-agent")]
+
+
 @pytest.fixture
 def report(tmp_path: Path) -> Path:
     d = tmp_path / "results"
@@ -51,8 +60,42 @@ def report(tmp_path: Path) -> Path:
     return d / "report.html"
 
 
+def _keep(*shots: Path) -> None:
+    keep = os.environ.get("LOOPBENCH_SCREENSHOT_DIR")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        for shot in shots:
+            shutil.copy(shot, Path(keep) / shot.name)
+
+
+def _page(browser, problems: list[str]):
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning")
+            else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    return page
+
+
+def _nine_columns(tmp_path: Path, edit=None) -> Path:
+    """The fixture's openai-agents runs as nine framework variants (the published suite's width)."""
+    d = tmp_path / "nine"
+    d.mkdir(exist_ok=True)
+    base = [json.loads(x) for x in (DATA / "results.jsonl").read_text().splitlines()]
+    lines = []
+    for i, (fw, variant) in enumerate(NINE):
+        for r in base:
+            if r["framework"] != "openai-agents":
+                continue
+            r = dict(r, framework=fw, variant=variant, run_id=f"{r['run_id']}-{i}")
+            if edit:
+                edit(r)
+            lines.append(json.dumps(r))
+    (d / "results.jsonl").write_text("\n".join(lines) + "\n")
+    return d
+
+
 def test_report_html_in_a_browser(browser, report: Path, tmp_path: Path) -> None:
-    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
     problems: list[str] = []
     requests: list[str] = []
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning")
@@ -63,6 +106,8 @@ def test_report_html_in_a_browser(browser, report: Path, tmp_path: Path) -> None
     page.goto(report.as_uri(), wait_until="load")
 
     assert page.title() == "loopbench report"
+    card = page.locator("table.scorecard").bounding_box()
+    assert card is not None and card["y"] < HEIGHT, "the scorecard is not on the first screen"
     headers = page.locator("table.matrix thead th.fw").evaluate_all("els => els.map(e => e.dataset.framework)")
     frameworks = {r.framework for r in load_records(report.parent)}
     assert frameworks <= set(headers), f"framework columns {headers} lack some of {frameworks}"
@@ -82,12 +127,87 @@ def test_report_html_in_a_browser(browser, report: Path, tmp_path: Path) -> None
     full = tmp_path / "report-full.png"
     page.screenshot(path=str(full), full_page=True)
     assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
-    keep = os.environ.get("LOOPBENCH_SCREENSHOT_DIR")
-    if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, Path(keep) / "report.png")
-        shutil.copy(full, Path(keep) / "report-full.png")
+    _keep(shot, full)
 
     assert not problems, problems
     assert all(u.startswith(("file:", "data:")) for u in requests), [u for u in requests if not u.startswith("file:")]
+    page.close()
+
+
+def test_nine_framework_columns_fit_and_the_filters_hide_rows(browser, tmp_path: Path) -> None:
+    d = _nine_columns(tmp_path)
+    build_reports(d, {"html"})
+    problems: list[str] = []
+    page = _page(browser, problems)
+    page.goto((d / "report.html").as_uri(), wait_until="load")
+    top = tmp_path / "report-nine-top.png"
+    page.screenshot(path=str(top))
+    # the scorecard: one row per framework variant, on the first screen
+    assert page.locator("table.scorecard tbody tr").count() == 9
+    assert page.locator("table.scorecard").bounding_box()["y"] < HEIGHT
+    page.goto((d / "report.html").as_uri() + "#matrix")
+    boxes = page.locator("table.matrix thead th.fw").evaluate_all(
+        "els => els.map(e => { const b = e.getBoundingClientRect(); return [e.dataset.column, b.left, b.right]; })")
+    assert len(boxes) == 9
+    assert all(0 <= left and right <= WIDTH for _, left, right in boxes), boxes
+    matrix = tmp_path / "report-nine-matrix.png"
+    page.screenshot(path=str(matrix))
+
+    rows = page.locator("table.matrix tr.row")
+    total = rows.count()
+    visible = "els => els.filter(e => !e.hidden).length"
+    page.select_option("#f-verdict", "deviates")
+    shown = rows.evaluate_all(visible)
+    assert 0 < shown < total
+    assert rows.evaluate_all("els => els.filter(e => !e.hidden).every(e => e.querySelector("
+                             "'td[data-verdict=deviates]'))")
+    assert page.locator("#f-count").inner_text() == f"{shown} scenario(s) shown"
+    page.select_option("#f-verdict", "")
+    page.select_option("#f-category", "limits")
+    assert rows.evaluate_all("els => els.filter(e => !e.hidden).map(e => e.dataset.category)") == ["limits"] * 4
+    page.select_option("#f-category", "")
+    page.select_option("#f-framework", "langgraph:stategraph")
+    assert page.locator("table.matrix thead th.fw").evaluate_all(visible) == 1
+    page.select_option("#f-framework", "")
+    page.fill("#f-text", "policy")
+    assert 0 < rows.evaluate_all(visible) < total
+    page.fill("#f-text", "")
+    assert rows.evaluate_all(visible) == total
+    # a framework's header sorts its worst cells first; a second click restores the suite order
+    order = rows.evaluate_all("els => els.map(e => e.dataset.order)")
+    page.locator('table.matrix th.fw[data-column="openai-agents"]').click()
+    ranks = page.locator("table.matrix tbody[data-category=limits] td[data-column=openai-agents]").evaluate_all(
+        "els => els.map(e => Number(e.dataset.rank))")
+    assert ranks == sorted(ranks, reverse=True) and len(set(ranks)) > 1
+    page.locator('table.matrix th.fw[data-column="openai-agents"]').click()
+    assert rows.evaluate_all("els => els.map(e => e.dataset.order)") == order
+    _keep(top, matrix)
+    assert not problems, problems
+    page.close()
+
+
+def test_a_report_against_a_baseline_marks_the_changed_cell(browser, tmp_path: Path) -> None:
+    def doctor(r: dict) -> None:
+        if r["scenario"] == "runaway_step_limit" and r["framework"] == "vercel-ai" and r["variant"] == "default":
+            r.update(outcome="capped", outcome_rule=3)
+
+    (tmp_path / "b").mkdir()
+    base = _nine_columns(tmp_path / "b", doctor)
+    new = _nine_columns(tmp_path)
+    build_reports(new, {"html"}, baseline=base)
+    problems: list[str] = []
+    page = _page(browser, problems)
+    page.goto((new / "report.html").as_uri() + "#changes", wait_until="load")
+    changed = page.locator("table.matrix td.changed")
+    assert changed.count() == 1
+    assert changed.get_attribute("data-column") == "vercel-ai"
+    assert "outcome: capped → limit_steps" in changed.inner_text()
+    assert "1 of 99 common cell(s) changed" in page.locator("#changes").inner_text()
+    page.check("#f-changed")
+    assert page.locator("table.matrix tr.row").evaluate_all("els => els.filter(e => !e.hidden).length") == 1
+    shot = tmp_path / "report-baseline.png"
+    changed.scroll_into_view_if_needed()
+    page.screenshot(path=str(shot))
+    _keep(shot)
+    assert not problems, problems
     page.close()

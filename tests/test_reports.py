@@ -160,19 +160,20 @@ def test_build_reports_writes_every_format(results_dir: Path) -> None:
     names = {p.name for p in paths}
     assert {"report.md", "report.html", "matrix.csv", "summary.json"} <= names
     pngs = [p for p in paths if p.suffix == ".png"]
-    assert {p.name for p in pngs} == {"requests_per_scenario.png", "prompt_size_huge_tool_output.png",
-                                      "time_per_run.png"}
+    assert {p.name for p in pngs} == {"verdict_map.png", "what_the_limit_allows.png", "context_growth.png"}
     assert all(p.read_bytes().startswith(b"\x89PNG") and p.parent == results_dir for p in pngs)
 
     md = (results_dir / "report.md").read_text()
     assert md.startswith("# loopbench report")
-    env_part = md.split("## How to read")[0]
+    assert md.index("## Scorecard") < md.index("## Comparison matrix") < md.index("## Environment")
+    env_part = md.split("## Environment")[1]
     assert "loopbench revision | 18bb9f7+dirty" in env_part and "Python | 3.11.7" in env_part
     assert "openai-agents 0.24.0" in env_part and "langgraph 1.2.24" in env_part
     for section in ("## Comparison matrix", "## Units", "## Accounting", "## Documented claims",
-                    "## Conformance summary", "## Stability", "![Model requests per scenario and framework]"):
+                    "## Cost per model call", "## Stability", "![Verdict per scenario and framework variant]",
+                    "### limits", "Draft a support reply citing the policy (`support_draft_completes`)"):
         assert section in md
-    assert "UNSTABLE" in md
+    assert "⟳" in md  # the unstable cell
 
     csv = pd.read_csv(results_dir / "matrix.csv")
     assert len(csv) == 22 and {"scenario", "framework", "variant", "outcome", "verdict", "deviations",

@@ -152,6 +152,23 @@ function validate(req) {
   if (!Array.isArray(req.tools)) return '`tools` must be a list';
   if (!['default', 'tool-loop-agent'].includes(req.variant)) return `unknown variant ${JSON.stringify(req.variant)}`;
   if (req.deny != null && !['stop', 'continue'].includes(req.deny)) return `unknown deny intent ${JSON.stringify(req.deny)}`;
+  if (req.tool_choice != null && !Array.isArray(req.tool_choice)) return '`tool_choice` must be a list of rules';
+  return null;
+}
+
+// the scenario's tool_choice for the step about to send `messages`: a rule with `after: null` is the opening call
+// (no tool result in the conversation yet), one with `after: <regex>` the call after that scripted call's result
+function toolChoiceFor(rules, messages) {
+  const ids = (m) => (m.role === 'tool' && Array.isArray(m.content)
+    ? m.content.filter((p) => p.type === 'tool-result' && p.toolCallId).map((p) => neutralId(p.toolCallId)) : []);
+  const trailing = [];
+  for (let i = messages.length - 1; i >= 0 && messages[i].role === 'tool'; i -= 1) trailing.push(...ids(messages[i]));
+  const anyResults = messages.some((m) => ids(m).length > 0);
+  for (const rule of rules) {
+    if (rule.after == null ? !anyResults : trailing.some((id) => new RegExp(rule.after).test(id))) {
+      return ['auto', 'none', 'required'].includes(rule.choice) ? rule.choice : { type: 'tool', toolName: rule.choice };
+    }
+  }
   return null;
 }
 
@@ -287,7 +304,19 @@ async function runSegment(req, store) {
     approval_pause: "toolApproval: {<tool>: fn} returning 'user-approval' -> tool-approval-request parts; messages "
       + '(prompt + response.messages) saved; a tool-approval-response appended on resume',
     reject: 'tool-approval-response {approved: false, reason} on resume (the model sees execution-denied)',
+    tool_choice_first: 'prepareStep returning {toolChoice} for the step the turn answers (chosen from the '
+      + "step's messages)",
+    tool_choice_later: 'prepareStep returning {toolChoice} for the step the turn answers (chosen from the '
+      + "step's messages)",
   };
+  const choiceRules = req.tool_choice ?? [];
+  if (choiceRules.length) {
+    options.prepareStep = ({ messages: sent }) => {
+      const toolChoice = toolChoiceFor(choiceRules, sent);
+      return toolChoice ? { toolChoice } : {};
+    };
+    settings.prepareStep = `toolChoice per step: ${choiceRules.map((r) => `${r.after ?? 'opening call'} -> ${r.choice}`).join('; ')}`;
+  }
   let timeout;
   if (limits.deadline_s != null) {
     timeout = { totalMs: Math.round(limits.deadline_s * 1000) };
@@ -321,6 +350,7 @@ async function runSegment(req, store) {
       const loop = new ToolLoopAgent({
         model, tools, ...(Object.keys(toolApproval).length ? { toolApproval } : {}),
         ...(options.stopWhen ? { stopWhen: options.stopWhen } : {}),
+        ...(options.prepareStep ? { prepareStep: options.prepareStep } : {}),
         onLanguageModelCallStart: () => { languageModelCalls += 1; },
       });
       result = await loop.generate({ ...prompt, ...(timeout ? { timeout } : {}), ...callbacks });

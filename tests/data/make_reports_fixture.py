@@ -25,6 +25,12 @@ def main() -> None:
     chosen = [r for r in recs if r["framework"] == "openai-agents" and r["variant"] == "default"
               and r["scenario"] in KEEP]
     chosen.sort(key=lambda r: KEEP.index(r["scenario"]))
+    from loopbench.harness.scenario import load_scenarios
+
+    suite = {s.id: s for s in load_scenarios()}
+    for r in chosen:  # records written before titles and categories were recorded get the suite's
+        r.setdefault("scenario_title", suite[r["scenario"]].title)
+        r.setdefault("category", suite[r["scenario"]].category)
     if OUT.exists():
         shutil.rmtree(OUT)
     (OUT / "traces").mkdir(parents=True)

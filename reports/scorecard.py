@@ -1,0 +1,94 @@
+"""The scorecard: framework variant × category, each cell the share of cells that conform and the most
+serious deviation, in words (severity from `reports.severity`). The answer a report gives first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from loopbench.harness.record import RunRecord
+from loopbench.reports.cells import cells, columns
+from loopbench.reports.severity import Described, worst
+
+# the suite's categories in the order a reader meets them, with the words the report uses
+CATEGORY_LABEL: dict[str, str] = {
+    "baseline": "finishing", "limits": "limits", "approval": "approval", "denial": "denial",
+    "tool_failure": "tool failure", "model_failure": "model failure", "stall": "stalls", "context": "context",
+}
+UNCATEGORISED = "other"  # records older than the category field
+
+
+def category_of(rec: RunRecord) -> str:
+    return rec.category or UNCATEGORISED
+
+
+def category_label(category: str) -> str:
+    return CATEGORY_LABEL.get(category, category)
+
+
+def category_order(records: list[RunRecord]) -> list[str]:
+    present = {category_of(r) for r in records}
+    return [c for c in CATEGORY_LABEL if c in present] + sorted(present - set(CATEGORY_LABEL))
+
+
+@dataclass
+class Score:
+    column: str
+    category: str
+    cells: int = 0
+    conforms: int = 0
+    errors: int = 0  # loopbench broke: says nothing about the framework
+    worst: Described | None = None
+    worst_scenario: str | None = None
+    worst_run: str | None = None
+    scenarios: list[str] = field(default_factory=list)
+
+    @property
+    def judged(self) -> int:
+        return self.cells - self.errors
+
+    @property
+    def share(self) -> float | None:
+        return self.conforms / self.judged if self.judged else None
+
+    def text(self) -> str:
+        head = f"{self.conforms}/{self.judged} conform"
+        if self.errors:
+            head += f" · {self.errors} error"
+        if self.worst is not None:
+            head += f" · {self.worst.severity}: {self.worst.words} — {self.worst_scenario}"
+        return head
+
+
+def scorecard(records: list[RunRecord]) -> dict[tuple[str, str], Score]:
+    """(column, category) -> its Score, over each cell's representative run."""
+    out: dict[tuple[str, str], Score] = {}
+    for c in cells(records):
+        rec = c.rep
+        key = (c.column, category_of(rec))
+        s = out.setdefault(key, Score(*key))
+        s.cells += 1
+        s.scenarios.append(c.scenario)
+        if rec.verdict == "error":
+            s.errors += 1
+            continue
+        s.conforms += rec.verdict == "conforms"
+        w = worst(rec)
+        if w is not None and (s.worst is None or w.rank > s.worst.rank):
+            s.worst, s.worst_scenario, s.worst_run = w, c.scenario, rec.run_id
+    return out
+
+
+def scorecard_frame(records: list[RunRecord]) -> pd.DataFrame:
+    """One row per framework variant, one column per category: the Score's text ('' where none ran)."""
+    card = scorecard(records)
+    cats = category_order(records)
+    rows = []
+    for col in columns(records):
+        row = {"framework variant": col}
+        for cat in cats:
+            s = card.get((col, cat))
+            row[category_label(cat)] = s.text() if s else ""
+        rows.append(row)
+    return pd.DataFrame(rows)
