@@ -478,7 +478,8 @@ def _scorecard_html(data: ReportData) -> str:
                 words = (f'<div class="worst sev-{sc.worst.severity}"><b>{esc(sc.worst.severity)}</b>: '
                          f'{esc(sc.worst.words)} <span class=small>({_run_link(sc.worst_run or "", sc.worst_scenario)})'
                          "</span></div>")
-            err = f'<div class="small">{sc.errors} error</div>' if sc.errors else ""
+            err = "".join(f'<div class="small">{n} {what}</div>' for n, what in (
+                (sc.unsupported, "unsupported"), (sc.errors, "error")) if n)
             tds.append(f'<td class="{_share_class(sc)}" data-share="{sc.share if sc.share is not None else ""}">'
                        f'<div class="share">{sc.conforms}/{sc.judged}</div>{words}{err}</td>')
         body.append("<tr>" + "".join(tds) + "</tr>")
@@ -702,7 +703,7 @@ def summary(data: ReportData) -> Summary:
     matrix = []
     for c in cells(data.records):
         r = c.rep
-        row = {k: v for k, v in r.counters.model_dump().items()}
+        row = r.counters.model_dump()
         matrix.append(CellOut(
             scenario=c.scenario, title=r.scenario_title or c.scenario, category=r.category or "other",
             column=c.column, framework=c.framework, variant=c.variant, framework_version=r.framework_version,
@@ -712,7 +713,8 @@ def summary(data: ReportData) -> Summary:
             run_id=r.run_id, run_ids=[x.run_id for x in c.records],
             changes=None if b is None or c.key not in b.compared else b.explain(c.key)))
     scores = [ScoreOut(column=sc.column, category=sc.category, cells=sc.cells, conforms=sc.conforms,  # type: ignore[arg-type]
-                       errors=sc.errors, share=sc.share, worst=worst_out(sc.worst), worst_scenario=sc.worst_scenario)
+                       unsupported=sc.unsupported, errors=sc.errors, share=sc.share, worst=worst_out(sc.worst),
+                       worst_scenario=sc.worst_scenario)
               for sc in data.scores.values()]
     return Summary(
         results_file=str(data.results.path), warnings=list(data.results.warnings), environment=data.env,

@@ -39,6 +39,7 @@ class Score:
     cells: int = 0
     conforms: int = 0
     errors: int = 0  # loopbench broke: says nothing about the framework
+    unsupported: int = 0  # the framework has no native control for something the scenario sets
     worst: Described | None = None
     worst_scenario: str | None = None
     worst_run: str | None = None
@@ -54,6 +55,8 @@ class Score:
 
     def text(self) -> str:
         head = f"{self.conforms}/{self.judged} conform"
+        if self.unsupported:
+            head += f" · {self.unsupported} unsupported"
         if self.errors:
             head += f" · {self.errors} error"
         if self.worst is not None:
@@ -74,6 +77,7 @@ def scorecard(records: list[RunRecord]) -> dict[tuple[str, str], Score]:
             s.errors += 1
             continue
         s.conforms += rec.verdict == "conforms"
+        s.unsupported += rec.verdict == "unsupported"
         w = worst(rec)
         if w is not None and (s.worst is None or w.rank > s.worst.rank):
             s.worst, s.worst_scenario, s.worst_run = w, c.scenario, rec.run_id

@@ -64,6 +64,7 @@ class ScoreOut(Frozen):
     category: Category | Literal["other"]
     cells: int
     conforms: int
+    unsupported: int
     errors: int
     share: float | None = Field(description="conforms / (cells - errors); null when every cell errored")
     worst: Worst | None

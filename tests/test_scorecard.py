@@ -73,7 +73,7 @@ def test_the_scorecard_rolls_up_each_category(records):
     card = scorecard(records)
     limits = card[("openai-agents", "limits")]
     # cost_budget, deadline_slow_model, resume_keeps_allowance, runaway_step_limit
-    assert (limits.cells, limits.conforms, limits.errors) == (4, 1, 0)
+    assert (limits.cells, limits.conforms, limits.unsupported, limits.errors) == (4, 1, 2, 0)
     assert limits.worst.severity == "high" and limits.worst_scenario == "cost_budget"
     assert card[("openai-agents", "baseline")].text() == "2/2 conform"
     frame = scorecard_frame(records).set_index("framework variant")
