@@ -9,7 +9,7 @@ NODE_DIR := adapters/vercel
 NODE_STAMP := $(NODE_DIR)/node_modules/.installed
 UV_VERSION := 0.13.9
 
-.PHONY: install run test lint lock clean browser publish bench
+.PHONY: install run test lint lock clean browser publish bench matrix matrix-fixtures
 
 install: $(PY_STAMP) $(if $(wildcard $(NODE_DIR)/package-lock.json),$(NODE_STAMP))
 
@@ -32,7 +32,12 @@ run: install
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-test: install browser
+# The version-matrix test builds environments offline: the one other release it uses must be in uv's cache.
+MATRIX_FIXTURE := openai-agents==0.23.1
+matrix-fixtures: install
+	$(BIN)/uv pip install -q --python $(BIN)/python --no-deps --target $(VENV)/matrix-fixtures $(MATRIX_FIXTURE)
+
+test: install browser matrix-fixtures
 	LOOPBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q
 
 lint: install
@@ -49,6 +54,14 @@ publish: install
 
 bench: install
 	$(BIN)/loopbench bench
+
+# The committed version matrix: the releases in reports/matrix/versions.yaml, each in its own cached
+# environment (downloaded once), the slow scenarios left out; its results and drift report in reports/matrix/.
+MATRIX := reports/matrix
+matrix: install
+	rm -rf results/matrix
+	$(BIN)/loopbench matrix --versions-file $(MATRIX)/versions.yaml --quick --out results/matrix
+	cp results/matrix/results.jsonl results/matrix/sets.json results/matrix/report.md results/matrix/report.html $(MATRIX)/
 
 # Refresh the Python lock deliberately (an SDK upgrade is a diffed step): then `make run` and
 # `loopbench diff reports/published results/latest`.

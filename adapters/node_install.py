@@ -26,6 +26,7 @@ from loopbench.harness.errors import LoopbenchError
 SHIPPED = Path(__file__).resolve().parent / "vercel"
 FILES = ("driver.mjs", "package.json", "package-lock.json")
 STAMP = ".installed"  # written after a complete `npm ci` (the Makefile writes the same stamp)
+NODE_DIR_ENV = "LOOPBENCH_NODE_DIR"  # a driver directory of its own: the version matrix's other `ai` releases
 NPM_TIMEOUT_S = 600
 
 
@@ -46,6 +47,8 @@ def cache_dir() -> Path:
 
 def installed_dir() -> Path | None:
     """The directory the driver runs from, when its dependencies are installed; None before the first install."""
+    if own := os.environ.get(NODE_DIR_ENV):
+        return Path(own) if _has_modules(Path(own)) else None
     if _has_modules(SHIPPED):
         return SHIPPED
     cached = cache_dir()
@@ -58,6 +61,8 @@ def missing_reason() -> str | None:
     """Why the driver cannot be installed here (None when it is installed or can be)."""
     if installed_dir() is not None:
         return None
+    if own := os.environ.get(NODE_DIR_ENV):
+        return f"{NODE_DIR_ENV}={own} holds no installed driver (node_modules/ai)"
     if shutil.which("npm") is None:
         return ("Node.js with npm is needed to install the Vercel AI SDK driver (the npm packages ai, @ai-sdk/openai "
                 "and node@22 from the shipped package-lock.json) and is not on PATH")

@@ -38,6 +38,12 @@ NeutralLimit = Literal["max_model_calls", "max_total_tokens", "max_cost_usd", "d
 Intent = Literal["deny_stop", "deny_continue", "approval_pause", "reject", "tool_choice_first", "tool_choice_later"]
 
 
+def column_of(framework: str, variant: str) -> str:
+    """The column of a framework variant in every table: `framework` for the default variant, else
+    `framework:variant`."""
+    return framework if variant == "default" else f"{framework}:{variant}"
+
+
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -44,6 +44,7 @@ from loopbench.harness.ledger_http import ledger_routes
 from loopbench.harness.messages import JobContext, WorkerJob
 from loopbench.harness.model_server.app import ModelServer, running
 from loopbench.harness.pool import Slot
+from loopbench.harness.progress import make_progress
 from loopbench.harness.record import Capabilities, RunRecord, Segment, SegmentResult
 from loopbench.harness.results_store import RESULTS_NAME, OutLock, ResultsStore, TaskKey
 from loopbench.harness.scenario import Scenario
@@ -66,6 +67,10 @@ class RunPlan:
     resume_partial: bool = False  # --continue: keep DIR/results.jsonl and run only what is missing
     max_jobs: int | None = None  # open compute slots up to this many while the CPU idles (None: `jobs`, fixed)
     on_first_record: Callable[[], None] | None = None  # e.g. move results/latest here (harness/history.py)
+    on_record: Callable[[RunRecord], None] | None = None  # each record once it is on disk (the pytest plugin)
+    stop: threading.Event | None = None  # set by a caller to stop after the runs in flight (pytest -x)
+    terminal: bool | None = None  # progress display: live (a terminal), plain lines, or None: stdout decides
+    only: set[tuple[str, str, str]] | None = None  # run only these (scenario, framework, variant) cells (pytest -k)
 
 
 @dataclass
@@ -309,27 +314,29 @@ def _sigterm_interrupts() -> Iterator[None]:
 
 
 def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> SuiteSummary:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     # framework-major order: a slot keeps one framework's warm workers for as long as possible
-    tasks = [(s, f, v, r) for f, v in plan.variants for s in plan.scenarios for r in range(1, plan.repeat + 1)
-             if (s.id, f, v, r) not in done]
-    summary.skipped = len(plan.scenarios) * len(plan.variants) * plan.repeat - len(tasks)
+    wanted = [(s, f, v) for f, v in plan.variants for s in plan.scenarios
+              if plan.only is None or (s.id, f, v) in plan.only]
+    tasks = [(s, f, v, r) for s, f, v in wanted for r in range(1, plan.repeat + 1) if (s.id, f, v, r) not in done]
+    summary.skipped = len(wanted) * plan.repeat - len(tasks)
     suite = Suite(plan)
     schedule: Schedule[Task] = Schedule(tasks, is_slow=lambda t: "slow" in t[0].tags,
                                         retry_window_s=lambda t: suite.retry_windows[t[1]])
     for _ in range(waiting_slot_count(schedule.slow_count, os.cpu_count() or 1)):
         suite.open_slot("waiting")
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        TextColumn("{task.fields[tally]}"), disable=not plan.show_progress)
-    with running(suite.server) as base_url, progress:
+    progress = make_progress(plan.show_progress, plan.terminal)
+    progress.begin(len(tasks))
+    progress.status("starting the model server")
+    with running(suite.server) as base_url:
         suite.base_url = base_url
-        bar = progress.add_task("runs", total=len(tasks), tally="")
+        progress.status(f"starting workers in {len(suite.all_slots)} slot(s): each imports its framework's SDK "
+                        "once, before its first run")
         lock = threading.Lock()
 
         def serve(slot: Slot, kind: SlotKind) -> None:
             while not suite.stopping.is_set() and (task := schedule.next(kind)) is not None:
                 try:
+                    progress.run_started()
                     record = suite.run_task(*task, slot=slot)
                     with lock:
                         if suite.stopping.is_set():  # interrupted mid-run: not a result; --continue runs it again
@@ -338,8 +345,9 @@ def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> Suit
                         summary.records += 1
                         summary.errors += record.outcome == "error"
                         summary.outcomes[record.outcome] += 1
-                        progress.update(bar, advance=1,
-                                        tally=" ".join(f"{k}:{v}" for k, v in sorted(summary.outcomes.items())))
+                        progress.run_finished(record)
+                        if plan.on_record is not None:
+                            plan.on_record(record)
                 except OutputUnwritable as exc:  # every later record would fail the same way: stop here
                     with lock:
                         summary.unwritable = summary.unwritable or str(exc)
@@ -356,6 +364,8 @@ def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> Suit
             psutil.cpu_percent(None)  # the first sample starts the interval
             while not all(f.done() for f in futures):
                 wait(futures, timeout=GOVERNOR_INTERVAL_S, return_when=FIRST_EXCEPTION)
+                if plan.stop is not None and plan.stop.is_set():  # a caller's stop (pytest -x): no new runs
+                    suite.stopping.set()
                 waiting = schedule.compute_waiting() and not suite.stopping.is_set()
                 if governor.sample(psutil.cpu_percent(None), waiting):
                     futures.append(pool.submit(serve, suite.open_slot("compute"), "compute"))
@@ -368,4 +378,5 @@ def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> Suit
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             suite.close()
+            progress.end()
     return summary

@@ -35,6 +35,22 @@ def _fail(exc: BadInput) -> typer.Exit:
     return typer.Exit(2)
 
 
+class RunFailOn(StrEnum):
+    error = "error"  # a run loopbench itself could not carry out (outcome error)
+    deviation = "deviation"  # any verdict but conforms
+
+
+class DiffFailOn(StrEnum):
+    change = "change"  # a cell on both sides behaves differently
+    deviation = "deviation"
+    error = "error"
+
+
+class DiffFormat(StrEnum):
+    md = "md"
+    json = "json"
+
+
 ScenarioPaths = Annotated[list[Path] | None, typer.Option(
     "--scenarios", help="a scenario directory or file of your own, instead of the built-in suite (repeatable); a "
     "directory's _suite.yaml with `extends: builtin` uses the built-in tool catalogue and defaults")]
@@ -176,6 +192,11 @@ def run(
         "--hard-margin", min=1.0, max=3600.0,
         help="seconds past a run's scripted time before it is hung, 1-3600 (default 60)")
     ] = None,
+    junit: Annotated[Path | None, typer.Option(
+        "--junit", help="also write JUnit XML: a testcase per cell, failed by --fail-on")] = None,
+    fail_on: Annotated[list[RunFailOn] | None, typer.Option(
+        "--fail-on", help="exit 1 when a run is an error (default) or, with deviation, any verdict but conforms "
+                          "(repeatable)")] = None,
 ) -> None:
     """Run the suite: DIR/results.jsonl (one RunRecord per line, appended as each run finishes) and DIR/traces/.
 
@@ -187,6 +208,7 @@ def run(
       loopbench run --continue                       # finish an interrupted run in results/latest
       loopbench run --scenarios my_scenarios/        # your own scenario files instead of the built-in suite
       loopbench run --loop-cmd 'python my_loop.py'   # your own loop through the suite (docs/loop-protocol.md)
+      loopbench run --junit junit.xml --fail-on deviation   # in CI: a testcase per cell, fail on any deviation
     """
     from loopbench.harness.adapter import describe_frameworks, resolve_selection
     from loopbench.harness.history import latest_results, new_results_dir, refuse_existing
@@ -242,11 +264,25 @@ def run(
                   "were written)", highlight=False, soft_wrap=True)
         raise typer.Exit(3)
     if summary.results_file and summary.results_file.exists() and summary.results_file.stat().st_size:
+        out.print("writing the reports (report.md, report.html, matrix.csv, summary.json, pictures)")
         _write_reports(out_dir, "md,html,csv,json")
     if summary.interrupted:
         err.print(f"interrupted ({summary.interrupted}): finished runs are kept; `--continue` runs the rest")
         raise typer.Exit(143 if summary.interrupted == "SIGTERM" else 130)
-    raise typer.Exit(1 if summary.errors else 0)
+    kinds = [k.value for k in fail_on or [RunFailOn.error]]
+    if not (summary.results_file and summary.results_file.exists() and summary.results_file.stat().st_size):
+        raise typer.Exit(1 if summary.errors else 0)
+    from loopbench.reports.junit import failing, run_junit, write
+    from loopbench.reports.load import load_records
+
+    records = load_records(out_dir)
+    if junit is not None:
+        write(run_junit(records, kinds), junit)
+        out.print(f"JUnit XML: {junit}")
+    failed = [r for r in records if failing(r, kinds)]  # type: ignore[arg-type]
+    if failed and "deviation" in kinds:
+        err.print(f"{len(failed)} run(s) fail --fail-on {','.join(kinds)}", highlight=False)
+    raise typer.Exit(1 if failed else 0)
 
 
 @contextmanager
@@ -362,26 +398,109 @@ def diff(
         help="new results (file or directory; default: results/latest)")] = None,
     html_file: Annotated[Path | None, typer.Option(
         "--html", help="also write NEW's HTML report with the changed cells marked, to this file")] = None,
+    junit: Annotated[Path | None, typer.Option(
+        "--junit", help="also write JUnit XML: a testcase per common cell, failed when it changed")] = None,
+    output: Annotated[DiffFormat, typer.Option(
+        "--format", help="md (a table) or json (docs/diff.schema.json)")] = DiffFormat.md,
+    framework: Annotated[list[str] | None, typer.Option(
+        "--framework", "-f", help="compare only F or F:VARIANT (repeatable)")] = None,
+    fail_on: Annotated[list[DiffFailOn] | None, typer.Option(
+        "--fail-on", help="exit 1 on change (default), and/or on deviation or error in NEW (repeatable)")] = None,
 ) -> None:
     """Behaviour changes between two result sets (exit 0 unchanged, 1 changed, 2 bad input).
 
-    Example, after an SDK upgrade: `make run && loopbench diff reports/published --html changes.html`"""
-    from loopbench.reports.diff import diff_results
+    Example, after an SDK upgrade: `make run && loopbench diff reports/published --html changes.html`; in CI,
+    `loopbench diff reports/published results/ci -f langgraph --junit diff.xml --format json > diff.json`"""
+    from loopbench.reports.diff import compare_results, diff_markdown
 
     try:
         with _warnings_printed():
             newer = _results_or_latest(new)
-            markdown, changed = diff_results(base, newer)
+            d = compare_results(base, newer, framework)
             if html_file is not None:
                 from loopbench.reports.build import html_against
 
                 html_file.write_text(html_against(newer, base), encoding="utf-8")
+            kinds = [k.value for k in fail_on or [DiffFailOn.change]]
+            failed = d.changed if "change" in kinds else False
+            if {"error", "deviation"} & set(kinds):
+                from loopbench.reports.junit import failing
+                from loopbench.reports.load import load_records
+
+                mine = [r for r in load_records(newer) if not framework
+                        or any(sel in (r.framework, f"{r.framework}:{r.variant}") for sel in framework)]
+                failed = failed or any(failing(r, kinds) for r in mine)  # type: ignore[arg-type]
     except BadInput as exc:
         raise _fail(exc) from None
-    print(markdown)
+    print(d.model_dump_json(indent=2) if output is DiffFormat.json else diff_markdown(d))
+    if junit is not None:
+        from loopbench.reports.junit import diff_junit, write
+
+        write(diff_junit(d), junit)
+        err.print(f"JUnit XML: {junit}", highlight=False, soft_wrap=True)
     if html_file is not None:
         err.print(f"HTML report with the changes marked: {html_file}", highlight=False, soft_wrap=True)
-    raise typer.Exit(1 if changed else 0)
+    raise typer.Exit(1 if failed else 0)
+
+
+@app.command()
+def matrix(
+    versions: Annotated[list[str] | None, typer.Option(
+        "--versions", help="PKG=V1,V2,...: a framework package (openai-agents, claude-agent-sdk, langgraph, ai) at "
+                           "each version (repeatable)")] = None,
+    versions_file: Annotated[Path | None, typer.Option(
+        "--versions-file", help="the same as a YAML mapping: package -> list of versions")] = None,
+    framework: Annotated[list[str] | None, typer.Option(
+        "--framework", "-f", help="only these variants (F:VARIANT) of the frameworks the versions belong to")] = None,
+    scenario: Annotated[list[str] | None, typer.Option("--scenario", "-s", help="scenario id glob")] = None,
+    scenarios_from: ScenarioPaths = None,
+    quick: Annotated[bool, typer.Option("--quick", help="leave out the scenarios tagged slow")] = False,
+    out_dir: Annotated[Path, typer.Option("--out", help="where the merged results and the drift report go")
+                       ] = Path("results/matrix"),
+    report_only: Annotated[bool, typer.Option(
+        "--report-only", help="only rebuild the drift report of --out (e.g. after merging parts run elsewhere)")
+    ] = False,
+) -> None:
+    """The same suite across framework releases: an isolated, cached environment per version, one results set
+    whose records carry their versions, and a drift report (report.md, report.html) of what changed between
+    releases. A version that cannot be installed or driven is reported as unavailable.
+
+    Example: `loopbench matrix --versions openai-agents=0.22.0,0.24.0 --versions ai=7.0.30,7.0.173 --quick`"""
+    from loopbench.matrix import parse_versions, read_versions_file, run_matrix
+    from loopbench.reports.drift import write_report
+
+    if report_only:
+        try:
+            for path in write_report(out_dir):
+                out.print(f"  {path}")
+        except (BadInput, OSError) as exc:
+            raise _fail(exc if isinstance(exc, BadInput) else BadInput(f"--out {out_dir}: {exc}")) from None
+        return
+    try:
+        specs = list(versions or []) + (read_versions_file(versions_file) if versions_file else [])
+        sets = parse_versions(specs)
+        _select(_load(scenarios_from), scenario or [])  # bad selections are bad input before anything is built
+    except BadInput as exc:
+        raise _fail(exc) from None
+    common: list[str] = []
+    for glob in scenario or []:
+        common += ["-s", glob]
+    for path in scenarios_from or []:
+        common += ["--scenarios", str(path)]
+    if quick:
+        common.append("--quick")
+
+    def run_args(vs: object) -> list[str]:  # the version set's framework, or the variants of it -f names
+        fid = vs.framework  # type: ignore[attr-defined]
+        mine = [f for f in framework or [] if f.partition(":")[0] == fid] or [fid]
+        return [x for f in mine for x in ("-f", f)] + common
+
+    results = run_matrix(sets, out_dir, run_args)
+    for path in write_report(out_dir):
+        out.print(f"  {path}")
+    unavailable = [r for r in results if r.status != "ran"]
+    out.print(f"{len(results) - len(unavailable)} of {len(results)} version set(s) ran"
+              + "".join(f"; {r.vs.package} {r.vs.version} unavailable: {r.reason}" for r in unavailable))
 
 
 @app.command()
@@ -409,11 +528,13 @@ class SchemaKind(StrEnum):
     scenario = "scenario"
     record = "record"
     summary = "summary"
+    diff = "diff"
 
 
 @app.command()
 def schema(what: Annotated[SchemaKind, typer.Argument(
-        help="scenario (a scenario file), record (a RunRecord) or summary (a report's summary.json)")]) -> None:
+        help="scenario (a scenario file), record (a RunRecord), summary (a report's summary.json) or diff "
+             "(diff --format json)")]) -> None:
     """Print the JSON Schema of a scenario file, a RunRecord (one line of results.jsonl) or summary.json.
 
     Example: `loopbench schema record > record.schema.json` (docs/summary.schema.json is `schema summary`)"""
@@ -421,6 +542,8 @@ def schema(what: Annotated[SchemaKind, typer.Argument(
         from loopbench.harness.scenario import Scenario as model
     elif what is SchemaKind.summary:
         from loopbench.reports.summary import Summary as model  # type: ignore[assignment]
+    elif what is SchemaKind.diff:
+        from loopbench.reports.diff import DiffOut as model  # type: ignore[assignment]
     else:
         from loopbench.harness.record import RunRecord as model  # type: ignore[assignment]
     print(json.dumps(model.model_json_schema(), indent=2))

@@ -12,12 +12,9 @@ from collections import Counter as Tally
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from loopbench.harness.record import RunRecord
+from loopbench.harness.record import RunRecord, column_of
 
-
-def column_of(framework: str, variant: str) -> str:
-    """The matrix column of a framework variant: `framework` for the default variant, else `framework:variant`."""
-    return framework if variant == "default" else f"{framework}:{variant}"
+__all__ = ["Cell", "cells", "column_of", "column_sort_key", "columns", "representative"]
 
 
 def column_sort_key(framework: str, variant: str) -> tuple[str, int, str]:

@@ -23,6 +23,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from loopbench.harness.errors import BadInput, InputProblem
 from loopbench.harness.record import SIZE_COUNTERS, TIMING_COUNTERS, RunRecord
 from loopbench.reports.cells import Cell, cells, column_of
 from loopbench.reports.formatting import COUNTER_FIELDS, fmt
@@ -35,6 +38,7 @@ IGNORED_COUNTERS = TIMING_COUNTERS
 # the prompt, so a run in another directory differs by a few bytes): compared with a tolerance
 BYTES_COUNTERS = SIZE_COUNTERS
 BYTES_ABS_TOL, BYTES_REL_TOL = 256, 0.05
+DIFF_VERSION = 1
 SIGNALS = ("exception_type", "subtype", "terminal_reason", "finish_reason", "limit_signal", "ended")
 
 
@@ -179,59 +183,156 @@ def cell_changes(base: dict[Any, Cell], new: dict[Any, Cell]) -> dict[Any, list[
     return out
 
 
-def diff_results(base: Path | str, new: Path | str) -> tuple[str, bool]:
-    """(Markdown, changed): behaviour changes per scenario × framework × variant between two result sets.
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    `changed` is True when any cell present on both sides behaves differently (see the module doc); version
-    changes and cells present on one side only are listed but do not set it. Raises BadInput / SchemaMismatch
-    for a missing path, a file that is not a results file, or another schema version."""
+
+class ChangeOut(Frozen):
+    scenario: str
+    column: str
+    framework: str
+    variant: str
+    what: str = Field(description="outcome, verdict, deviations, native.<signal>, limits.<limit> (native) or a counter")
+    base: Any
+    new: Any
+    note: str = Field(default="", description="e.g. `unstable in base`")
+
+
+class CellOut(Frozen):
+    """A cell on both sides, and whether it changed."""
+
+    scenario: str
+    column: str
+    framework: str
+    variant: str
+    changed: bool
+    base_outcome: str
+    new_outcome: str
+    base_verdict: str
+    new_verdict: str
+
+
+class VersionChange(Frozen):
+    name: str
+    base: list[str]
+    new: list[str]
+
+
+class Side(Frozen):
+    path: str
+    runs: int
+    cells: int
+
+
+class DiffOut(Frozen):
+    """`loopbench diff --format json` (schema: `loopbench schema diff`, docs/diff.schema.json)."""
+
+    diff_version: int = DIFF_VERSION
+    base: Side
+    new: Side
+    frameworks: list[str] | None = Field(description="the -f selection compared (null: every framework)")
+    changed: bool = Field(description="a cell on both sides behaves differently: diff's exit 1")
+    common_cells: int
+    changed_cells: int
+    changes: list[ChangeOut]
+    cells: list[CellOut]
+    versions: list[VersionChange] = Field(description="package versions of the frameworks run on both sides")
+    environment: list[VersionChange]
+    one_sided: list[str] = Field(description="cells on one side only, summarized (coverage, not a change)")
+
+
+def _selected(cell_key: tuple[str, str, str], frameworks: list[str] | None) -> bool:
+    if not frameworks:
+        return True
+    _, f, v = cell_key
+    return any(sel in (f, f"{f}:{v}") for sel in frameworks)
+
+
+def compare_results(base: Path | str, new: Path | str, frameworks: list[str] | None = None) -> DiffOut:
+    """Every behaviour change per scenario × framework × variant between two result sets (`frameworks`: only
+    these, each `F` or `F:VARIANT`). Raises BadInput / SchemaMismatch for a missing path, a file that is not a
+    results file, or another schema version."""
     rb, rn = load_results(base), load_results(new)
-    cb = {c.key: c for c in cells(rb.records)}
-    cn = {c.key: c for c in cells(rn.records)}
-    rows: list[tuple[str, str, str, Any, Any, str]] = []
-    for key, changes in cell_changes(cb, cn).items():
+    cb = {c.key: c for c in cells(rb.records) if _selected(c.key, frameworks)}
+    cn = {c.key: c for c in cells(rn.records) if _selected(c.key, frameworks)}
+    for sel in frameworks or []:  # a selection that matches nothing is a mistake, not "no change"
+        if not any(_selected(k, [sel]) for k in [*cb, *cn]):
+            present = sorted({f for _, f, _ in cells_keys(rb.records, rn.records)})
+            raise BadInput([InputProblem("--framework", "", f"{sel!r} ran in neither result set; present: "
+                                         f"{', '.join(present)}")])
+    changes = cell_changes(cb, cn)
+    rows = []
+    for key, found in changes.items():
         a, b = cb[key], cn[key]
         note = "; ".join(filter(None, ["unstable in base" if a.unstable else "",
                                        "unstable in new" if b.unstable else ""]))
-        for what, x, y in changes:
-            rows.append((key[0], column_of(key[1], key[2]), what, x, y, note))
-    changed = bool(rows)
-    only_base = sorted(set(cb) - set(cn))
-    only_new = sorted(set(cn) - set(cb))
+        rows += [ChangeOut(scenario=key[0], column=column_of(key[1], key[2]), framework=key[1], variant=key[2],
+                           what=what, base=x, new=y, note=note) for what, x, y in found]
+    common = sorted(set(cb) & set(cn))
+    both_cells = [CellOut(scenario=k[0], column=column_of(k[1], k[2]), framework=k[1], variant=k[2],
+                          changed=k in changes, base_outcome=cb[k].rep.outcome, new_outcome=cn[k].rep.outcome,
+                          base_verdict=cb[k].rep.verdict, new_verdict=cn[k].rep.verdict) for k in common]
+    # versions of the frameworks run on both sides: one run only on one side is coverage, not an upgrade
+    both = {k[1] for k in cb} & {k[1] for k in cn}
+    vb = _versions([r for r in rb.records if r.framework in both])
+    vn = _versions([r for r in rn.records if r.framework in both])
+    versions = [VersionChange(name=p, base=sorted(vb.get(p, set())), new=sorted(vn.get(p, set())))
+                for p in sorted(set(vb) | set(vn)) if vb.get(p) != vn.get(p)]
+    eb, en = _env(rb.records), _env(rn.records)
+    env = [VersionChange(name=k, base=sorted(eb.get(k, set())), new=sorted(en.get(k, set())))
+           for k in ("loopbench_revision", "python", "node") if eb.get(k) != en.get(k)]
+    return DiffOut(
+        base=Side(path=str(rb.path), runs=len(rb.records), cells=len(cb)),
+        new=Side(path=str(rn.path), runs=len(rn.records), cells=len(cn)), frameworks=frameworks or None,
+        changed=bool(rows), common_cells=len(common), changed_cells=len(changes), changes=rows, cells=both_cells,
+        versions=versions, environment=env, one_sided=one_sided_lines(set(cb), set(cn)))
 
-    out = ["# loopbench diff", "", f"- base: `{rb.path}` ({len(rb.records)} runs, {len(cb)} cells)",
-           f"- new: `{rn.path}` ({len(rn.records)} runs, {len(cn)} cells)", ""]
-    n_cells = len({(r[0], r[1]) for r in rows})
-    out.append(f"**{'Behaviour changed' if changed else 'No behaviour change'}**: "
-               f"{n_cells} of {len(set(cb) & set(cn))} common cell(s) changed.")
+
+def cells_keys(*record_sets: list[RunRecord]) -> set[tuple[str, str, str]]:
+    return {(r.scenario, r.framework, r.variant) for records in record_sets for r in records}
+
+
+def _joined(values: list[str]) -> str:
+    return ", ".join(values) or "–"
+
+
+def diff_markdown(d: DiffOut) -> str:
+    out = ["# loopbench diff", "", f"- base: `{d.base.path}` ({d.base.runs} runs, {d.base.cells} cells)",
+           f"- new: `{d.new.path}` ({d.new.runs} runs, {d.new.cells} cells)"]
+    if d.frameworks:
+        out.append(f"- compared: {', '.join(d.frameworks)} only")
+    out += ["", f"**{'Behaviour changed' if d.changed else 'No behaviour change'}**: "
+            f"{d.changed_cells} of {d.common_cells} common cell(s) changed."]
     out += ["", f"Each cell compares its majority run (ties: lowest repetition). {', '.join(TIMING_COUNTERS)} "
             "depend on the machine's load and are not compared; prompt sizes are compared within "
             f"±max({BYTES_ABS_TOL} B, {BYTES_REL_TOL:.0%}); deviations derived from time are set aside.", ""]
     out += ["## Behaviour changes", ""]
-    if rows:
+    if d.changes:
         out += ["| scenario | framework:variant | what | base | new | note |", "|---|---|---|---|---|---|"]
-        out += [f"| {s} | {c} | {w} | {_cell(x)} | {_cell(y)} | {n} |" for s, c, w, x, y, n in rows]
+        out += [f"| {c.scenario} | {c.column} | {c.what} | {_cell(c.base)} | {_cell(c.new)} | {c.note} |"
+                for c in d.changes]
     else:
         out.append("None.")
     out += ["", "## Package versions", ""]
-    # versions of the frameworks run on both sides: one run only on one side is coverage, not an upgrade
-    both = {r.framework for r in rb.records} & {r.framework for r in rn.records}
-    vb = _versions([r for r in rb.records if r.framework in both])
-    vn = _versions([r for r in rn.records if r.framework in both])
-    vrows = [(p, ", ".join(sorted(vb.get(p, set()))) or "–", ", ".join(sorted(vn.get(p, set()))) or "–")
-             for p in sorted(set(vb) | set(vn)) if vb.get(p) != vn.get(p)]
-    if vrows:
+    if d.versions:
         out += ["Version changes (reported, not a failure by themselves):", "",
-                "| package | base | new |", "|---|---|---|"] + [f"| {p} | {x} | {y} |" for p, x, y in vrows]
+                "| package | base | new |", "|---|---|---|"]
+        out += [f"| {v.name} | {_joined(v.base)} | {_joined(v.new)} |" for v in d.versions]
     else:
         out.append("No package version changes.")
-    eb, en = _env(rb.records), _env(rn.records)
-    erows = [(k, ", ".join(sorted(eb.get(k, set()))) or "–", ", ".join(sorted(en.get(k, set()))) or "–")
-             for k in ("loopbench_revision", "python", "node") if eb.get(k) != en.get(k)]
-    if erows:
+    if d.environment:
         out += ["", "Environment changes:", "", "| what | base | new |", "|---|---|---|"]
-        out += [f"| {k} | {x} | {y} |" for k, x, y in erows]
-    if only_base or only_new:
+        out += [f"| {v.name} | {_joined(v.base)} | {_joined(v.new)} |" for v in d.environment]
+    if d.one_sided:
         out += ["", "## Cells on one side only", "", "(coverage, not a behaviour change)", ""]
-        out += [f"- {line}" for line in one_sided_lines(set(cb), set(cn))]
-    return "\n".join(out) + "\n", changed
+        out += [f"- {line}" for line in d.one_sided]
+    return "\n".join(out) + "\n"
+
+
+def diff_results(base: Path | str, new: Path | str) -> tuple[str, bool]:
+    """(Markdown, changed): behaviour changes per scenario × framework × variant between two result sets.
+
+    `changed` is True when any cell present on both sides behaves differently (see the module doc); version
+    changes and cells present on one side only are listed but do not set it."""
+    d = compare_results(base, new)
+    return diff_markdown(d), d.changed

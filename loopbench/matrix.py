@@ -1,0 +1,239 @@
+"""The version matrix: the same suite across framework releases, each in an isolated environment built once
+and cached, merged into one results set whose records carry their versions (`loopbench matrix`).
+
+A version set is one framework package at one version (`--versions openai-agents=0.22.0,0.24.0` gives two).
+Its environment:
+- a Python package (openai-agents, claude-agent-sdk, langgraph): a venv whose lock is this project's
+  `requirements.lock` re-resolved by uv with that one package overridden (`uv pip compile --override`, the
+  old lock as preferences, so only what the version needs moves), then loopbench itself installed editable;
+- the npm package `ai`: a copy of the Node driver's directory with `npm install ai@VERSION` (its lock
+  re-resolved the same way), used through `LOOPBENCH_NODE_DIR` by the project's own venv.
+Environments live under `$LOOPBENCH_CACHE/matrix/` (else `~/.cache/loopbench/matrix/`), keyed by the version
+set and the content of the locks, and are reused by later runs. Each version set's runs are one ordinary
+`loopbench run` in its environment (the runner's slots and warm workers), restricted to the framework that
+package belongs to. A version that cannot be installed, or that its adapter cannot drive, is reported as
+unavailable with the reason; the matrix goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from loopbench.harness.errors import BadInput, InputProblem
+
+ROOT = Path(__file__).resolve().parent.parent  # a checkout (the matrix builds environments from its locks)
+LOCK = ROOT / "requirements.lock"
+PYPROJECT = ROOT / "pyproject.toml"
+NODE_DIR = ROOT / "adapters" / "vercel"
+NODE_FILES = ("driver.mjs", "package.json", "package-lock.json")
+BUILD_TIMEOUT_S = 900
+READY = ".ready"
+OFFLINE_ENV = "LOOPBENCH_MATRIX_OFFLINE"  # "1": build from the uv and npm caches only (the tests)
+
+# the framework package of each adapter, and the pyproject extra that installs it
+FRAMEWORKS: dict[str, tuple[str, str | None]] = {
+    "openai-agents": ("openai-agents", "openai-agents"),
+    "claude-agent-sdk": ("claude-agent-sdk", "claude"),
+    "langgraph": ("langgraph", "langgraph"),
+    "ai": ("vercel-ai", None),  # npm
+}
+VERSION_PATTERN = re.compile(r"^[0-9][0-9A-Za-z.+-]*$")
+
+
+@dataclass(frozen=True)
+class VersionSet:
+    package: str
+    version: str
+
+    @property
+    def framework(self) -> str:
+        return FRAMEWORKS[self.package][0]
+
+    @property
+    def node(self) -> bool:
+        return FRAMEWORKS[self.package][1] is None
+
+    @property
+    def id(self) -> str:
+        return f"{self.package}-{self.version}"
+
+
+def parse_versions(specs: list[str], source: str = "--versions") -> list[VersionSet]:
+    """`PKG=V1,V2` specs as version sets; BadInput naming each bad one."""
+    out: list[VersionSet] = []
+    problems: list[InputProblem] = []
+    for spec in specs:
+        package, sep, versions = spec.partition("=")
+        package = package.strip()
+        if not sep or package not in FRAMEWORKS:
+            problems.append(InputProblem(source, spec, f"expected PKG=V1,V2 with PKG one of {', '.join(FRAMEWORKS)}"))
+            continue
+        for v in filter(None, (x.strip() for x in versions.split(","))):
+            if not VERSION_PATTERN.match(v):
+                problems.append(InputProblem(source, spec, f"{v!r} is not a version"))
+            elif VersionSet(package, v) not in out:
+                out.append(VersionSet(package, v))
+    if problems:
+        raise BadInput(problems)
+    if not out:
+        raise BadInput([InputProblem(source, "", "no version given")])
+    return out
+
+
+def read_versions_file(path: Path) -> list[str]:
+    """The file form: a YAML mapping `package: [versions]`, as `PKG=V1,V2` specs."""
+    from loopbench.harness.yaml_input import InputError, read_yaml
+
+    try:
+        data = read_yaml(path)
+    except (OSError, InputError) as exc:
+        raise BadInput([InputProblem(str(path), "", f"cannot read: {exc}")]) from None
+    if not isinstance(data, dict):
+        raise BadInput([InputProblem(str(path), "", "must be a mapping: package -> list of versions")])
+    return [f"{k}={','.join(str(v) for v in (vs if isinstance(vs, list) else [vs]))}" for k, vs in data.items()]
+
+
+def cache_root() -> Path:
+    root = os.environ.get("LOOPBENCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "loopbench")
+    return Path(root) / "matrix"
+
+
+def _digest(*paths: Path) -> str:
+    return hashlib.sha256(b"".join(p.read_bytes() for p in paths)).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Environment:
+    vs: VersionSet
+    dir: Path
+    python: Path  # the interpreter that runs loopbench for this version set
+    env: dict[str, str]  # what the runs need beside it (the Node driver directory)
+    reused: bool
+
+
+class Unavailable(Exception):
+    """A version set whose environment cannot be built (or whose adapter cannot drive it): the reason."""
+
+
+def _run(cmd: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-6:]
+        raise Unavailable(f"`{' '.join(cmd[:4])} …` failed: " + " / ".join(tail))
+    return done
+
+
+def _uv() -> str:
+    found = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+    if not found:
+        raise Unavailable("uv is not installed (make install puts it in .venv/bin)")
+    return found
+
+
+def _offline() -> list[str]:
+    return ["--offline"] if os.environ.get(OFFLINE_ENV) == "1" else []
+
+
+def build(vs: VersionSet) -> Environment:
+    """The version set's environment, built once (reused when its stamp is there)."""
+    if vs.node:
+        home = cache_root() / f"{vs.id}-{_digest(*(NODE_DIR / f for f in NODE_FILES))}"
+        env = {"LOOPBENCH_NODE_DIR": str(home)}
+        if (home / READY).exists():
+            return Environment(vs, home, Path(sys.executable), env, reused=True)
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(parents=True)
+        for name in NODE_FILES:
+            shutil.copy2(NODE_DIR / name, home / name)
+        _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *_offline(), f"ai@{vs.version}"],
+             cwd=home)
+        (home / READY).write_text(vs.version)
+        return Environment(vs, home, Path(sys.executable), env, reused=False)
+    home = cache_root() / f"{vs.id}-{_digest(LOCK, PYPROJECT)}"
+    python = home / "venv" / "bin" / "python"
+    if (home / READY).exists() and python.exists():
+        return Environment(vs, home, python, {}, reused=True)
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    uv = _uv()
+    (home / "override.txt").write_text(f"{vs.package}=={vs.version}\n")
+    shutil.copy2(LOCK, home / "requirements.lock")  # the preferences: only what the version needs moves
+    extra = FRAMEWORKS[vs.package][1]
+    _run([uv, "pip", "compile", "-q", *_offline(), str(PYPROJECT), "--extra", str(extra), "--python-version", "3.11",
+          "--override", str(home / "override.txt"), "-o", str(home / "requirements.lock")])
+    _run([uv, "venv", "-q", "--python", sys.executable, str(home / "venv")])
+    _run([uv, "pip", "sync", "-q", *_offline(), "--python", str(python), str(home / "requirements.lock")])
+    _run([uv, "pip", "install", "-q", *_offline(), "--python", str(python), "--no-deps", "-e", str(ROOT)])
+    (home / READY).write_text(vs.version)
+    return Environment(vs, home, python, {}, reused=False)
+
+
+def availability(env: Environment) -> str | None:
+    """Why the adapter cannot drive this environment's version (None: it can), as `loopbench list` says."""
+    done = subprocess.run([str(env.python), "-m", "loopbench.cli", "list", "--json"], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, **env.env})
+    if done.returncode != 0:
+        return f"loopbench list failed in the environment: {done.stderr.strip()[-400:]}"
+    listed = {f["id"]: f for f in json.loads(done.stdout)["frameworks"]}
+    info = listed.get(env.vs.framework)
+    if info is None:
+        return f"{env.vs.framework} is not registered in the environment"
+    if info["version"] != env.vs.version:
+        return f"the environment has {env.vs.package} {info['version']}, not {env.vs.version}"
+    return info["unavailable"]
+
+
+@dataclass
+class SetResult:
+    vs: VersionSet
+    status: str  # "ran" | "unavailable"
+    reason: str | None = None
+    runs: int = 0
+    reused: bool = False
+
+
+def run_matrix(sets: list[VersionSet], out: Path, run_args: Callable[[VersionSet], list[str]]) -> list[SetResult]:
+    """Build (or reuse) each version set's environment, run the suite in it into `out/runs/<set id>/` (one
+    `loopbench run` with `run_args(set)`), and merge every record into `out/results.jsonl`; `out/sets.json`
+    says what ran and what could not."""
+    out.mkdir(parents=True, exist_ok=True)
+    results: list[SetResult] = []
+    merged: list[str] = []
+    for vs in sets:
+        print(f"matrix: {vs.package} {vs.version}: preparing its environment", flush=True)
+        try:
+            env = build(vs)
+            why = availability(env)
+            if why:
+                raise Unavailable(why)
+        except (Unavailable, subprocess.TimeoutExpired) as exc:
+            print(f"matrix: {vs.package} {vs.version}: unavailable: {exc}", flush=True)
+            results.append(SetResult(vs, "unavailable", str(exc)))
+            continue
+        target = out / "runs" / vs.id
+        cmd = [str(env.python), "-m", "loopbench.cli", "run", *run_args(vs), "--out", str(target), "--force"]
+        print(f"matrix: {vs.package} {vs.version}: running in its {'cached' if env.reused else 'new'} environment "
+              f"{env.dir}", flush=True)
+        done = subprocess.run(cmd, env={**os.environ, **env.env}, timeout=None)
+        lines = (target / "results.jsonl").read_text().splitlines() if (target / "results.jsonl").exists() else []
+        if not lines:
+            results.append(SetResult(vs, "unavailable", f"its run recorded nothing (exit {done.returncode})",
+                                     reused=env.reused))
+            continue
+        merged += [x for x in lines if x.strip()]
+        results.append(SetResult(vs, "ran", runs=len(lines), reused=env.reused))
+    (out / "results.jsonl").write_text("".join(x + "\n" for x in merged))
+    (out / "sets.json").write_text(json.dumps([
+        {"package": r.vs.package, "version": r.vs.version, "framework": r.vs.framework, "status": r.status,
+         "reason": r.reason, "runs": r.runs, "reused_environment": r.reused} for r in results], indent=2) + "\n")
+    return results

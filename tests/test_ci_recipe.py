@@ -1,0 +1,63 @@
+"""docs/ci.md's workflow, run on this machine: each step's command as written (the suite narrowed to two
+scenarios of one framework variant, so the test stays fast), in a directory of its own that sees this
+checkout's `.venv` and `reports/`; what the steps write is read back."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import yaml
+from junitparser import JUnitXml
+
+from loopbench.reports.diff import DiffOut
+
+ROOT = Path(__file__).resolve().parent.parent
+NARROW_RUN = " -f openai-agents:default -s support_draft_completes -s runaway_step_limit"
+NARROW_PYTEST = ' --loopbench-framework openai-agents:default -k "support_draft or runaway"'
+
+
+def _steps() -> list[str]:
+    """The `run:` commands of docs/ci.md's YAML blocks, in order (the second block's steps continue the first)."""
+    doc = (ROOT / "docs" / "ci.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", doc, flags=re.S)
+    first = yaml.safe_load(blocks[0])
+    steps = list(first["jobs"]["suite"]["steps"])
+    for extra in blocks[1:]:
+        steps += yaml.safe_load(extra)
+    return [s["run"] for s in steps if "run" in s]
+
+
+def _narrowed(command: str) -> str:
+    if " loopbench run " in f" {command.replace('.venv/bin/', '')} ":
+        return command + NARROW_RUN
+    if "pytest --loopbench" in command:
+        return command + NARROW_PYTEST
+    return command
+
+
+def test_the_ci_recipe_runs_here(tmp_path):
+    commands = _steps()
+    assert commands[0] == "make install" and len(commands) == 4, commands
+    for name in (".venv", "reports", "Makefile", "pyproject.toml", "requirements.lock", "adapters", "harness",
+                 "loopbench", "scenarios"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    for command in commands:
+        done = subprocess.run(["bash", "-c", _narrowed(command)], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=900, env=env)
+        assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
+    ci = tmp_path / "results" / "ci"
+    run_cases = [c for suite in JUnitXml.fromfile(str(ci / "junit.xml")) for c in suite]
+    assert {c.name for c in run_cases} == {"support_draft_completes", "runaway_step_limit"}
+    diff = DiffOut.model_validate_json((ci / "diff.json").read_text())
+    assert not diff.changed and diff.common_cells == 2
+    assert any(line.startswith("only in base:") for line in diff.one_sided)
+    assert "<table class=\"matrix\">" in (ci / "changes.html").read_text()
+    assert [c for suite in JUnitXml.fromfile(str(ci / "diff-junit.xml")) for c in suite]
+    pytest_cases = [c for suite in JUnitXml.fromfile(str(tmp_path / "results" / "pytest-junit.xml")) for c in suite]
+    assert sorted(c.name for c in pytest_cases) == ["runaway_step_limit[openai-agents]",
+                                                    "support_draft_completes[openai-agents]"]
+    assert all(c.is_passed for c in pytest_cases)

@@ -1,0 +1,86 @@
+"""The version matrix: version specs checked before anything is built; the drift between releases found cell
+by cell and said in words; and a two-release matrix of one framework built offline (the uv cache `make test`
+fills), with records of both versions, a drift report, its environments reused by a second run, and a release
+the adapter cannot drive reported as unavailable, not fatal."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from loopbench.harness.errors import BadInput
+from loopbench.matrix import VersionSet, parse_versions
+from loopbench.reports.drift import drift, matrix_frame, render
+from loopbench.reports.load import load_records
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "reports_small"
+
+
+def test_version_specs_are_checked():
+    assert parse_versions(["openai-agents=0.22.0, 0.24.0", "ai=7.0.30"]) == [
+        VersionSet("openai-agents", "0.22.0"), VersionSet("openai-agents", "0.24.0"), VersionSet("ai", "7.0.30")]
+    assert parse_versions(["ai=7.0.30"])[0].framework == "vercel-ai"
+    for bad, reason in (("openai=1.0", "PKG one of"), ("langgraph", "PKG one of"), ("langgraph=1.0;rm", "not a version"),
+                        ("langgraph=", "no version")):
+        with pytest.raises(BadInput, match=reason):
+            parse_versions([bad])
+
+
+def test_drift_names_each_change_at_the_release_it_happened():
+    base = load_records(DATA)
+    mine = [r for r in base if r.framework == "openai-agents"]
+    newer = []
+    for r in mine:
+        upd: dict = {"framework_version": "0.25.0", "run_id": r.run_id + "-new"}
+        if r.scenario == "runaway_step_limit":
+            upd.update(outcome="capped", outcome_rule=3)
+        if r.scenario == "approval_pause":
+            upd["native"] = r.native.model_copy(update={"mechanisms": {"approval_pause": "a new approval API"}})
+        newer.append(r.model_copy(update=upd))
+    found = drift(mine + newer)
+    assert {(d.scenario, d.before, d.after) for d in found} == {
+        ("runaway_step_limit", "0.24.0", "0.25.0"), ("approval_pause", "0.24.0", "0.25.0")}
+    words = {d.words() for d in found}
+    assert "outcome: limit_steps → capped" in words
+    assert "mechanism approval_pause: – → a new approval API" in words  # "an approval API appears"
+    cols = list(matrix_frame(mine + newer).columns)
+    assert cols == ["openai-agents 0.24.0", "openai-agents 0.25.0"]
+    md, page = render(mine + newer, [])
+    assert "| runaway_step_limit | openai-agents | 0.24.0 → 0.25.0 | outcome: limit_steps → capped |" in md
+    assert "<h2>Drift</h2>" in page
+
+
+def _matrix(tmp_path: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LOOPBENCH_CACHE": str(tmp_path / "cache"), "LOOPBENCH_MATRIX_OFFLINE": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "loopbench.cli", "matrix", "--versions", "openai-agents=0.23.1,0.24.0,0.0.1",
+         "-s", "support_draft_completes", "-s", "runaway_step_limit", "-f", "openai-agents:default", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
+
+
+def test_a_two_release_matrix_builds_runs_merges_and_reuses_its_environments(tmp_path):
+    out = tmp_path / "mx"
+    done = _matrix(tmp_path, out)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    records = load_records(out)
+    assert sorted({r.framework_version for r in records}) == ["0.23.1", "0.24.0"]
+    assert {(r.scenario, r.variant) for r in records} == {("support_draft_completes", "default"),
+                                                         ("runaway_step_limit", "default")}
+    assert all(r.packages["openai-agents"] == r.framework_version for r in records)
+    sets = {s["version"]: s for s in json.loads((out / "sets.json").read_text())}
+    assert sets["0.23.1"]["status"] == sets["0.24.0"]["status"] == "ran"
+    assert sets["0.0.1"]["status"] == "unavailable" and sets["0.0.1"]["reason"]  # reported, the matrix went on
+    md = (out / "report.md").read_text()
+    assert "## Drift" in md and "| openai-agents | 0.0.1 | openai-agents | unavailable |" in md
+    assert "openai-agents 0.23.1" in md and "openai-agents 0.24.0" in md
+    again = _matrix(tmp_path, tmp_path / "mx2")
+    assert again.returncode == 0, again.stderr[-2000:]
+    reused = {s["version"]: s["reused_environment"] for s in json.loads((tmp_path / "mx2" / "sets.json").read_text())
+              if s["status"] == "ran"}
+    assert reused == {"0.23.1": True, "0.24.0": True}
