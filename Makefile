@@ -32,10 +32,11 @@ run: install
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-# The version-matrix test builds environments offline: the one other release it uses must be in uv's cache.
-MATRIX_FIXTURE := openai-agents==0.23.1
+# The version-matrix test builds environments offline: the other release it uses must be in uv's cache, with
+# what it resolves to. Building that environment once, online, puts exactly that there.
 matrix-fixtures: install
-	$(BIN)/uv pip install -q --python $(BIN)/python --no-deps --target $(VENV)/matrix-fixtures $(MATRIX_FIXTURE)
+	LOOPBENCH_CACHE=$(VENV)/matrix-fixtures $(BIN)/python -c "from loopbench.matrix import VersionSet, build; \
+	build(VersionSet('openai-agents', '0.23.1'))"
 
 test: install browser matrix-fixtures
 	LOOPBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q

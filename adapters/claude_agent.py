@@ -129,6 +129,17 @@ MECHANISMS: dict[str, dict[str, str]] = {
     },
 }
 
+class Fields:
+    """A message read by feature detection: a field this SDK release does not have (older ResultMessages lack
+    terminal_reason, deferred_tool_use, api_error_status...) is None, unknown, never a guess."""
+
+    def __init__(self, message: Any):
+        self._message = message
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._message, name, None)
+
+
 _CALL_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("loopbench_claude_call_id", default=None)
 
 
@@ -417,7 +428,7 @@ class ClaudeAgentAdapter(Adapter):
         from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent, SystemMessage, TextBlock
 
         if isinstance(message, ResultMessage):
-            seg.result = message
+            seg.result = Fields(message)
         elif isinstance(message, SystemMessage) and message.subtype == "api_retry":
             seg.api_retries += 1
         elif isinstance(message, StreamEvent) and message.parent_tool_use_id is None:

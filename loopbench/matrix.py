@@ -37,6 +37,7 @@ NODE_DIR = ROOT / "adapters" / "vercel"
 NODE_FILES = ("driver.mjs", "package.json", "package-lock.json")
 BUILD_TIMEOUT_S = 900
 READY = ".ready"
+RECIPE = b"2"  # how an environment is built: part of its cache key (2: companions held to the release's date)
 OFFLINE_ENV = "LOOPBENCH_MATRIX_OFFLINE"  # "1": build from the uv and npm caches only (the tests)
 
 # the framework package of each adapter, and the pyproject extra that installs it
@@ -47,6 +48,13 @@ FRAMEWORKS: dict[str, tuple[str, str | None]] = {
     "ai": ("vercel-ai", None),  # npm
 }
 VERSION_PATTERN = re.compile(r"^[0-9][0-9A-Za-z.+-]*$")
+# packages released together with a framework: held to what was published by the framework release's date, so
+# a release runs beside the companions of its time (langchain 1.5 needs a newer langgraph than 1.2.3, and
+# ai 7.0.4 pairs with the @ai-sdk/openai of its day), not beside today's
+COMPANIONS: dict[str, tuple[str, ...]] = {
+    "langgraph": ("langchain", "langchain-core", "langchain-openai", "langgraph-checkpoint-sqlite"),
+    "ai": ("@ai-sdk/openai",),
+}
 
 
 @dataclass(frozen=True)
@@ -109,7 +117,7 @@ def cache_root() -> Path:
 
 
 def _digest(*paths: Path) -> str:
-    return hashlib.sha256(b"".join(p.read_bytes() for p in paths)).hexdigest()[:12]
+    return hashlib.sha256(RECIPE + b"".join(p.read_bytes() for p in paths)).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
@@ -144,6 +152,24 @@ def _offline() -> list[str]:
     return ["--offline"] if os.environ.get(OFFLINE_ENV) == "1" else []
 
 
+def release_date(vs: VersionSet) -> str | None:
+    """The day after the release was published (PyPI or npm), or None offline or when the registry does not say."""
+    if _offline():
+        return None
+    import datetime as dt
+
+    import httpx
+
+    url = f"https://registry.npmjs.org/{vs.package}" if vs.node else f"https://pypi.org/pypi/{vs.package}/json"
+    try:
+        data = httpx.get(url, timeout=60, follow_redirects=True).raise_for_status().json()
+        stamp = data["time"][vs.version] if vs.node else data["releases"][vs.version][0]["upload_time_iso_8601"]
+    except (httpx.HTTPError, KeyError, IndexError, ValueError):
+        return None
+    day = dt.date.fromisoformat(stamp[:10]) + dt.timedelta(days=1)
+    return day.isoformat()
+
+
 def build(vs: VersionSet) -> Environment:
     """The version set's environment, built once (reused when its stamp is there)."""
     if vs.node:
@@ -157,6 +183,10 @@ def build(vs: VersionSet) -> Environment:
             shutil.copy2(NODE_DIR / name, home / name)
         _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *_offline(), f"ai@{vs.version}"],
              cwd=home)
+        if (day := release_date(vs)) is not None:  # the companions as they were then
+            _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", f"--before={day}",
+                  *COMPANIONS.get(vs.package, ())], cwd=home)
+        (home / "companions.txt").write_text(f"published before {day}\n" if day else "as locked\n")
         (home / READY).write_text(vs.version)
         return Environment(vs, home, Path(sys.executable), env, reused=False)
     home = cache_root() / f"{vs.id}-{_digest(LOCK, PYPROJECT)}"
@@ -169,8 +199,13 @@ def build(vs: VersionSet) -> Environment:
     (home / "override.txt").write_text(f"{vs.package}=={vs.version}\n")
     shutil.copy2(LOCK, home / "requirements.lock")  # the preferences: only what the version needs moves
     extra = FRAMEWORKS[vs.package][1]
+    held: list[str] = []
+    if (day := release_date(vs)) is not None:  # the companions as they were then
+        held = [x for pkg in COMPANIONS.get(vs.package, ()) for x in ("--exclude-newer-package", f"{pkg}={day}")]
+        for pkg in COMPANIONS.get(vs.package, ()):  # no preference for today's companion versions
+            held += ["--upgrade-package", pkg]
     _run([uv, "pip", "compile", "-q", *_offline(), str(PYPROJECT), "--extra", str(extra), "--python-version", "3.11",
-          "--override", str(home / "override.txt"), "-o", str(home / "requirements.lock")])
+          "--override", str(home / "override.txt"), *held, "-o", str(home / "requirements.lock")])
     _run([uv, "venv", "-q", "--python", sys.executable, str(home / "venv")])
     _run([uv, "pip", "sync", "-q", *_offline(), "--python", str(python), str(home / "requirements.lock")])
     _run([uv, "pip", "install", "-q", *_offline(), "--python", str(python), "--no-deps", "-e", str(ROOT)])
