@@ -70,7 +70,7 @@ class OpenAIAgentsAdapter(Adapter):
     id = "openai-agents"
     distribution = "openai-agents"
     packages = ("openai",)
-    min_version = (0, 20)
+    min_version = (0, 14)  # the oldest release tried that runs the suite (reports/matrix/versions.yaml)
     about = "the SDK's defaults; max_turns from the scenario"
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls"}),

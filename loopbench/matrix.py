@@ -37,7 +37,7 @@ NODE_DIR = ROOT / "adapters" / "vercel"
 NODE_FILES = ("driver.mjs", "package.json", "package-lock.json")
 BUILD_TIMEOUT_S = 900
 READY = ".ready"
-RECIPE = b"2"  # how an environment is built: part of its cache key (2: companions held to the release's date)
+RECIPE = b"3"  # how an environment is built: part of its cache key (3: companions held to the release's date)
 OFFLINE_ENV = "LOOPBENCH_MATRIX_OFFLINE"  # "1": build from the uv and npm caches only (the tests)
 
 # the framework package of each adapter, and the pyproject extra that installs it
@@ -52,6 +52,7 @@ VERSION_PATTERN = re.compile(r"^[0-9][0-9A-Za-z.+-]*$")
 # a release runs beside the companions of its time (langchain 1.5 needs a newer langgraph than 1.2.3, and
 # ai 7.0.4 pairs with the @ai-sdk/openai of its day), not beside today's
 COMPANIONS: dict[str, tuple[str, ...]] = {
+    "openai-agents": ("openai",),  # openai-agents 0.17 builds usage objects an openai client of 2026-11 refuses
     "langgraph": ("langchain", "langchain-core", "langchain-openai", "langgraph-checkpoint-sqlite"),
     "ai": ("@ai-sdk/openai",),
 }
@@ -117,7 +118,8 @@ def cache_root() -> Path:
 
 
 def _digest(*paths: Path) -> str:
-    return hashlib.sha256(RECIPE + b"".join(p.read_bytes() for p in paths)).hexdigest()[:12]
+    # the checkout is in the key too: an environment runs the adapters of the checkout it was built from
+    return hashlib.sha256(RECIPE + str(ROOT).encode() + b"".join(p.read_bytes() for p in paths)).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
