@@ -477,6 +477,11 @@ def matrix(
             raise _fail(exc if isinstance(exc, BadInput) else BadInput(f"--out {out_dir}: {exc}")) from None
         return
     try:
+        from loopbench.matrix import LOCK
+
+        if not LOCK.exists():  # an installed wheel: the environments are built from a checkout's locks
+            raise BadInput([InputProblem("matrix", "", f"needs a loopbench checkout ({LOCK} is missing): clone the "
+                                         "repository and run it there")])
         specs = list(versions or []) + (read_versions_file(versions_file) if versions_file else [])
         sets = parse_versions(specs)
         _select(_load(scenarios_from), scenario or [])  # bad selections are bad input before anything is built

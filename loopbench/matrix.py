@@ -37,7 +37,7 @@ NODE_DIR = ROOT / "adapters" / "vercel"
 NODE_FILES = ("driver.mjs", "package.json", "package-lock.json")
 BUILD_TIMEOUT_S = 900
 READY = ".ready"
-RECIPE = b"3"  # how an environment is built: part of its cache key (3: companions held to the release's date)
+RECIPE = b"4"  # how an environment is built: part of its cache key (3: companions held to the release's date)
 OFFLINE_ENV = "LOOPBENCH_MATRIX_OFFLINE"  # "1": build from the uv and npm caches only (the tests)
 
 # the framework package of each adapter, and the pyproject extra that installs it
@@ -54,7 +54,7 @@ VERSION_PATTERN = re.compile(r"^[0-9][0-9A-Za-z.+-]*$")
 COMPANIONS: dict[str, tuple[str, ...]] = {
     "openai-agents": ("openai",),  # openai-agents 0.17 builds usage objects an openai client of 2026-11 refuses
     "langgraph": ("langchain", "langchain-core", "langchain-openai", "langgraph-checkpoint-sqlite"),
-    "ai": ("@ai-sdk/openai",),
+    # ai: every other dependency of the driver (@ai-sdk/openai, zod; node within its locked major)
 }
 
 
@@ -183,11 +183,20 @@ def build(vs: VersionSet) -> Environment:
         home.mkdir(parents=True)
         for name in NODE_FILES:
             shutil.copy2(NODE_DIR / name, home / name)
-        _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *_offline(), f"ai@{vs.version}"],
-             cwd=home)
-        if (day := release_date(vs)) is not None:  # the companions as they were then
-            _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", f"--before={day}",
-                  *COMPANIONS.get(vs.package, ())], cwd=home)
+        day = release_date(vs)
+        if day is None:  # offline: the locked companions
+            _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *_offline(), f"ai@{vs.version}"],
+                 cwd=home)
+        else:  # the companions (@ai-sdk/openai, zod) as the newest published by the release's date; Node itself
+            # within the locked major (the runtime is not what the matrix varies)
+            manifest = json.loads((home / "package.json").read_text())
+            deps = manifest["dependencies"]
+            manifest["dependencies"] = {
+                p: vs.version if p == vs.package else f"^{str(v).split('.')[0]}" if p == "node" else "*"
+                for p, v in deps.items()}
+            (home / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
+            (home / "package-lock.json").unlink()
+            _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", f"--before={day}"], cwd=home)
         (home / "companions.txt").write_text(f"published before {day}\n" if day else "as locked\n")
         (home / READY).write_text(vs.version)
         return Environment(vs, home, Path(sys.executable), env, reused=False)
