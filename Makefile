@@ -35,7 +35,7 @@ browser:
 # The version-matrix test builds environments offline: the other release it uses must be in uv's cache, with
 # what it resolves to. Building that environment once, online, puts exactly that there.
 matrix-fixtures: install
-	LOOPBENCH_CACHE=$(VENV)/matrix-fixtures $(BIN)/python -c "from loopbench.matrix import VersionSet, build; \
+	LOOPBENCH_CACHE=$(VENV)/matrix-fixtures LOOPBENCH_MATRIX_HOLD=0 $(BIN)/python -c "from loopbench.matrix import VersionSet, build; \
 	build(VersionSet('openai-agents', '0.23.1'))"
 
 test: install browser matrix-fixtures

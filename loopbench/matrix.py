@@ -37,8 +37,10 @@ NODE_DIR = ROOT / "adapters" / "vercel"
 NODE_FILES = ("driver.mjs", "package.json", "package-lock.json")
 BUILD_TIMEOUT_S = 900
 READY = ".ready"
-RECIPE = b"4"  # how an environment is built: part of its cache key (3: companions held to the release's date)
+RECIPE = b"5"  # how an environment is built: part of its cache key (5: companions held to the release's date)
 OFFLINE_ENV = "LOOPBENCH_MATRIX_OFFLINE"  # "1": build from the uv and npm caches only (the tests)
+HOLD_ENV = "LOOPBENCH_MATRIX_HOLD"  # "0": companions as locked, not held to the release's date (the offline
+# test's resolution, which `make matrix-fixtures` repeats online to fill the cache with exactly that)
 
 # the framework package of each adapter, and the pyproject extra that installs it
 FRAMEWORKS: dict[str, tuple[str, str | None]] = {
@@ -53,6 +55,7 @@ VERSION_PATTERN = re.compile(r"^[0-9][0-9A-Za-z.+-]*$")
 # ai 7.0.4 pairs with the @ai-sdk/openai of its day), not beside today's
 COMPANIONS: dict[str, tuple[str, ...]] = {
     "openai-agents": ("openai",),  # openai-agents 0.17 builds usage objects an openai client of 2026-11 refuses
+    "claude-agent-sdk": ("mcp",),  # claude-agent-sdk 0.2.90 calls an mcp Server API later mcp releases dropped
     "langgraph": ("langchain", "langchain-core", "langchain-openai", "langgraph-checkpoint-sqlite"),
     # ai: every other dependency of the driver (@ai-sdk/openai, zod; node within its locked major)
 }
@@ -155,8 +158,9 @@ def _offline() -> list[str]:
 
 
 def release_date(vs: VersionSet) -> str | None:
-    """The day after the release was published (PyPI or npm), or None offline or when the registry does not say."""
-    if _offline():
+    """The day after the release was published (PyPI or npm), or None offline, with LOOPBENCH_MATRIX_HOLD=0, or
+    when the registry does not say."""
+    if _offline() or os.environ.get(HOLD_ENV) == "0":
         return None
     import datetime as dt
 
