@@ -95,9 +95,13 @@ def matrix_frame(records: list[RunRecord]) -> pd.DataFrame:
 
 
 def drift_frame(records: list[RunRecord]) -> pd.DataFrame:
-    rows = [{"scenario": d.scenario, "framework variant": d.column, "versions": f"{d.before} → {d.after}",
-             "what changed": d.words()} for d in drift(records)]
-    return pd.DataFrame(rows, columns=["scenario", "framework variant", "versions", "what changed"])
+    """One row per cell and release step: every change of that step, in words, outcome and verdict first."""
+    grouped: dict[tuple[str, str, str, str], list[str]] = {}
+    for d in drift(records):
+        grouped.setdefault((d.column, d.scenario, d.before, d.after), []).append(d.words())
+    rows = [{"framework variant": col, "scenario": scen, "versions": f"{before} → {after}",
+             "what changed": "; ".join(changes)} for (col, scen, before, after), changes in grouped.items()]
+    return pd.DataFrame(rows, columns=["framework variant", "scenario", "versions", "what changed"])
 
 
 def _md(df: pd.DataFrame, index: bool = False) -> str:

@@ -52,7 +52,7 @@ def test_drift_names_each_change_at_the_release_it_happened():
     cols = list(matrix_frame(mine + newer).columns)
     assert cols == ["openai-agents 0.24.0", "openai-agents 0.25.0"]
     md, page = render(mine + newer, [])
-    assert "| runaway_step_limit | openai-agents | 0.24.0 → 0.25.0 | outcome: limit_steps → capped |" in md
+    assert "| openai-agents | runaway_step_limit | 0.24.0 → 0.25.0 | outcome: limit_steps → capped |" in md
     assert "<h2>Drift</h2>" in page
 
 
