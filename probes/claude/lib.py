@@ -14,15 +14,17 @@ def options(sc, base, token, run_id, key, work, hook=None, extra_env=None, **kw)
             return {"content": [{"type": "text", "text": out.text}], "is_error": not out.ok}
         return SdkMcpTool(name, spec.description, spec.parameters, handler)
     cfg = create_sdk_mcp_server("loopbench", tools=[make(n) for n in sc.tools])
-    inst = cfg["instance"]; entry = inst.get_request_handler("tools/call")
-    async def wrapped(ctx, params):
-        meta = params.meta or {}
-        tok = CALL_ID.set((meta.get("claudecode/toolUseId") or "").removeprefix("toolu_") or None)
-        try:
-            return await entry.handler(ctx, params)
-        finally:
-            CALL_ID.reset(tok)
-    inst.add_request_handler("tools/call", entry.params_type, wrapped)
+    inst = cfg["instance"]
+    if hasattr(inst, "get_request_handler"):  # older mcp releases (beside claude-agent-sdk 0.2.90) lack it: no call ids
+        entry = inst.get_request_handler("tools/call")
+        async def wrapped(ctx, params):
+            meta = params.meta or {}
+            tok = CALL_ID.set((meta.get("claudecode/toolUseId") or "").removeprefix("toolu_") or None)
+            try:
+                return await entry.handler(ctx, params)
+            finally:
+                CALL_ID.reset(tok)
+        inst.add_request_handler("tools/call", entry.params_type, wrapped)
     os.makedirs(f"{work}/config", exist_ok=True); os.makedirs(f"{work}/cwd", exist_ok=True)
     env = {"ANTHROPIC_BASE_URL": base, "ANTHROPIC_API_KEY": key, "CLAUDE_CONFIG_DIR": f"{work}/config",
            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", **(extra_env or {})}
