@@ -157,7 +157,8 @@ class LangGraphAdapter(Adapter):
     distribution = "langgraph"
     packages = ("langchain", "langchain-core", "langchain-openai", "langgraph-checkpoint-sqlite", "aiosqlite",
                 "openai")
-    min_version = (1, 0)
+    # tried: 1.1.5 runs; 1.0.10 and 1.0.6 fail beside their companions (langgraph.runtime.ExecutionInfo, aiosqlite)
+    min_version = (1, 1)
     about = ("langchain.agents.create_agent with its defaults; max model calls -> recursion_limit; "
              "approvals -> HumanInTheLoopMiddleware + AsyncSqliteSaver")
     idiom: ClassVar[str] = "create_agent"  # the row of MECHANISMS this class uses
