@@ -270,7 +270,8 @@ def run(
         err.print(f"interrupted ({summary.interrupted}): finished runs are kept; `--continue` runs the rest")
         raise typer.Exit(143 if summary.interrupted == "SIGTERM" else 130)
     kinds = [k.value for k in fail_on or [RunFailOn.error]]
-    if not (summary.results_file and summary.results_file.exists() and summary.results_file.stat().st_size):
+    empty = not (summary.results_file and summary.results_file.exists() and summary.results_file.stat().st_size)
+    if empty or (junit is None and kinds == ["error"]):  # the default: this run's errors, no second read
         raise typer.Exit(1 if summary.errors else 0)
     from loopbench.reports.junit import failing, run_junit, write
     from loopbench.reports.load import load_records
@@ -466,7 +467,7 @@ def matrix(
     releases. A version that cannot be installed or driven is reported as unavailable.
 
     Example: `loopbench matrix --versions openai-agents=0.22.0,0.24.0 --versions ai=7.0.30,7.0.173 --quick`"""
-    from loopbench.matrix import parse_versions, read_versions_file, run_matrix
+    from loopbench.matrix import VersionSet, parse_versions, read_versions_file, run_matrix
     from loopbench.reports.drift import write_report
 
     if report_only:
@@ -495,8 +496,8 @@ def matrix(
     if quick:
         common.append("--quick")
 
-    def run_args(vs: object) -> list[str]:  # the version set's framework, or the variants of it -f names
-        fid = vs.framework  # type: ignore[attr-defined]
+    def run_args(vs: VersionSet) -> list[str]:  # the version set's framework, or the variants of it -f names
+        fid = vs.framework
         mine = [f for f in framework or [] if f.partition(":")[0] == fid] or [fid]
         return [x for f in mine for x in ("-f", f)] + common
 

@@ -12,6 +12,7 @@ failure (runs in flight are dropped).
 
 from __future__ import annotations
 
+import os
 import tempfile
 import threading
 from pathlib import Path
@@ -101,8 +102,6 @@ class _Controller:
         scenarios = list({i.scenario.id: i.scenario for i in wanted}.values())
         variants = list(dict.fromkeys((i.framework, i.variant) for i in wanted))
         jobs = self.config.getoption("loopbench_jobs")
-        import os
-
         cores = os.cpu_count() or 1
         plan = RunPlan(scenarios=scenarios, variants=variants, jobs=jobs or cores,
                        max_jobs=None if jobs else cores + 1, out_dir=self.out, show_progress=False,

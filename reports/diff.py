@@ -257,7 +257,7 @@ def compare_results(base: Path | str, new: Path | str, frameworks: list[str] | N
     cn = {c.key: c for c in cells(rn.records) if _selected(c.key, frameworks)}
     for sel in frameworks or []:  # a selection that matches nothing is a mistake, not "no change"
         if not any(_selected(k, [sel]) for k in [*cb, *cn]):
-            present = sorted({f for _, f, _ in cells_keys(rb.records, rn.records)})
+            present = sorted({r.framework for r in [*rb.records, *rn.records]})
             raise BadInput([InputProblem("--framework", "", f"{sel!r} ran in neither result set; present: "
                                          f"{', '.join(present)}")])
     changes = cell_changes(cb, cn)
@@ -286,10 +286,6 @@ def compare_results(base: Path | str, new: Path | str, frameworks: list[str] | N
         new=Side(path=str(rn.path), runs=len(rn.records), cells=len(cn)), frameworks=frameworks or None,
         changed=bool(rows), common_cells=len(common), changed_cells=len(changes), changes=rows, cells=both_cells,
         versions=versions, environment=env, one_sided=one_sided_lines(set(cb), set(cn)))
-
-
-def cells_keys(*record_sets: list[RunRecord]) -> set[tuple[str, str, str]]:
-    return {(r.scenario, r.framework, r.variant) for records in record_sets for r in records}
 
 
 def _joined(values: list[str]) -> str:

@@ -14,6 +14,7 @@ import pandas as pd
 from packaging.version import InvalidVersion, Version
 
 from loopbench.harness.record import RunRecord, column_of
+from loopbench.reports.build import CSS, html_table, md_table
 from loopbench.reports.cells import Cell, cells, column_sort_key
 from loopbench.reports.diff import compare_cells
 from loopbench.reports.formatting import VERDICT_MARK, fmt
@@ -104,16 +105,8 @@ def drift_frame(records: list[RunRecord]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["framework variant", "scenario", "versions", "what changed"])
 
 
-def _md(df: pd.DataFrame, index: bool = False) -> str:
-    from loopbench.reports.build import md_table
-
-    return md_table(df, index=index)
-
-
 def render(records: list[RunRecord], sets: list[dict[str, Any]]) -> tuple[str, str]:
     """(report.md, report.html) of a matrix results set and its `sets.json`."""
-    from loopbench.reports.build import CSS, html_table
-
     status = pd.DataFrame([{"package": s["package"], "version": s["version"], "framework": s["framework"],
                             "status": s["status"], "runs": s["runs"], "reason": s.get("reason") or ""}
                            for s in sets])
@@ -124,9 +117,9 @@ def render(records: list[RunRecord], sets: list[dict[str, Any]]) -> tuple[str, s
              "outcome, verdict, a counter, a native signal, a limit translation, a mechanism or an unsupported "
              "intent changed, compared with the release before it (timing counters are not compared).")
     md = "\n".join([
-        "# loopbench version matrix", "", intro, "", "## Releases", "", _md(status),
-        "## Drift", "", _md(drifts) if not drifts.empty else "No cell changed between releases.\n",
-        "## Matrix", "", _md(matrix, index=True)])
+        "# loopbench version matrix", "", intro, "", "## Releases", "", md_table(status),
+        "## Drift", "", md_table(drifts) if not drifts.empty else "No cell changed between releases.\n",
+        "## Matrix", "", md_table(matrix, index=True)])
     body = (f"<h1>loopbench version matrix</h1><p>{html.escape(intro)}</p><h2>Releases</h2>{html_table(status)}"
             f"<h2>Drift</h2>{html_table(drifts) if not drifts.empty else '<p>No cell changed between releases.</p>'}"
             f"<h2>Matrix</h2>{html_table(matrix.reset_index())}")

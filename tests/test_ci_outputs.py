@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from loopbench.cli import app
 from loopbench.reports.diff import DiffOut, compare_results
+from tests.edit_results import rewritten
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "reports_small"
@@ -59,18 +60,12 @@ def test_run_writes_junit_and_fails_by_fail_on(tmp_path, doubles):
 
 
 def _doctored(tmp_path: Path) -> Path:
-    d = tmp_path / "new"
-    d.mkdir()
-    lines = []
-    for line in (DATA / "results.jsonl").read_text().splitlines():
-        r = json.loads(line)
-        if r["scenario"] == "huge_tool_output" and r["framework"] == "langgraph":
-            continue
+    def edit(r: dict) -> bool:
         if r["scenario"] == "runaway_step_limit" and r["framework"] == "langgraph":
             r.update(outcome="capped", outcome_rule=3)
-        lines.append(json.dumps(r))
-    (d / "results.jsonl").write_text("\n".join(lines) + "\n")
-    return d
+        return not (r["scenario"] == "huge_tool_output" and r["framework"] == "langgraph")
+
+    return rewritten(DATA, tmp_path / "new", edit)
 
 
 def test_diff_json_round_trips_and_its_schema_is_committed(tmp_path):

@@ -4,12 +4,13 @@ an `error` run failing its item, -k and -x as pytest users expect, and a scenari
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+from tests.edit_results import rewritten
 
 pytest_plugins = ("pytester",)
 
@@ -19,16 +20,11 @@ PUBLISHED = ROOT / "reports" / "published"
 
 def _doctored(tmp_path: Path, cells: set[tuple[str, str]]) -> Path:
     """The published results with each (scenario, framework) default-variant cell's outcome set to `capped`."""
-    d = tmp_path / "baseline"
-    d.mkdir()
-    lines = []
-    for line in (PUBLISHED / "results.jsonl").read_text().splitlines():
-        r = json.loads(line)
+    def edit(r: dict) -> None:
         if (r["scenario"], r["framework"]) in cells and r["variant"] == "default":
             r.update(outcome="capped", outcome_rule=3)
-        lines.append(json.dumps(r))
-    (d / "results.jsonl").write_text("\n".join(lines) + "\n")
-    return d
+
+    return rewritten(PUBLISHED, tmp_path / "baseline", edit)
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

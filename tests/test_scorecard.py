@@ -20,6 +20,7 @@ from loopbench.reports.load import load_records, load_results
 from loopbench.reports.scorecard import scorecard, scorecard_frame
 from loopbench.reports.severity import POLICY_END, POLICY_START, describe, severity_table_markdown, worst
 from loopbench.reports.summary import Summary
+from tests.edit_results import rewritten
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "reports_small"
@@ -99,18 +100,12 @@ def test_docs_policy_holds_the_severity_table_exactly():
 # ---------------------------------------------------------------- against a baseline
 def _doctored_baseline(tmp_path: Path) -> Path:
     """The fixture with one cell's outcome changed and one scenario missing: the baseline of a report."""
-    base = tmp_path / "base"
-    base.mkdir()
-    lines = []
-    for line in (DATA / "results.jsonl").read_text().splitlines():
-        r = json.loads(line)
-        if r["scenario"] == "huge_tool_output":
-            continue
+    def edit(r: dict) -> bool:
         if r["scenario"] == "runaway_step_limit" and r["framework"] == "langgraph":
             r.update(outcome="capped", outcome_rule=3)
-        lines.append(json.dumps(r))
-    (base / "results.jsonl").write_text("\n".join(lines) + "\n")
-    return base
+        return r["scenario"] != "huge_tool_output"
+
+    return rewritten(DATA, tmp_path / "base", edit)
 
 
 def test_a_baseline_marks_and_explains_each_change(records, tmp_path):
