@@ -76,6 +76,7 @@ from typing import Any, ClassVar
 from loopbench.adapters import node_install
 from loopbench.harness.adapter import Adapter, Capabilities, RunContext
 from loopbench.harness.errors import LoopbenchError
+from loopbench.harness.own_work import OWN_WORK
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
@@ -371,6 +372,13 @@ class VercelAIAdapter(Adapter):
         return await self._request(scenario, ctx, payload)
 
     async def _request(self, scenario: Scenario, ctx: RunContext, payload: dict[str, Any]) -> SegmentResult:
+        # the framework runs in Node (its CPU comes back as the driver's cpu_us): everything this Python process
+        # does for the segment — the request, the hop, reading the answer, mapping it — is loopbench's own work
+        with OWN_WORK.measured():
+            return await self._request_measured(scenario, ctx, payload)
+
+    async def _request_measured(self, scenario: Scenario, ctx: RunContext, payload: dict[str, Any]
+                                ) -> SegmentResult:
         d = driver()
         answer = await asyncio.to_thread(d.request, payload)
         events = answer.get("events") or []

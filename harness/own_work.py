@@ -5,6 +5,8 @@ Inside a worker, loopbench's code that runs while the framework runs is the ledg
 tool is a call to the ledger). Its CPU is the worker's process CPU while at least one ledger call is in
 flight: overlapping calls (parallel tools) are counted once. What the framework happens to compute during
 those intervals (rare: its loop waits for the tool result) is charged to loopbench, never the reverse.
+An adapter whose framework runs in another process (the Vercel driver, in Node) measures its whole Python
+side the same way: none of the worker's own CPU is the framework's then.
 """
 
 from __future__ import annotations

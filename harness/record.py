@@ -272,7 +272,8 @@ class Counters(BaseModel):
                                   timing=True)
     loopbench_worker_cpu_s: float | None = counter(
         "loopbench CPU in workers s", "the part of `cpu_s` that was loopbench's own code (the tools' ledger "
-        "calls), not the framework's", timing=True)
+        "calls; for a framework run in another process, as Vercel's in Node, the worker's whole Python side), "
+        "not the framework's", timing=True)
     loopbench_runner_cpu_s: float | None = counter(
         "loopbench CPU in runner s", "the runner's CPU for the task outside the workers: registration, snapshot "
         "copies, worker messages and settling, before judging (the model server's serving is not counted)", timing=True)

@@ -14,12 +14,14 @@ Measured in one run:
    process, or the worker with its children — the Node driver included). The ratio is median(loopbench) /
    median(plain); its spread is the 95 % bootstrap interval of that ratio over the pairs, and pairs are
    added until the interval is narrower than the 10 % the goal tests (or a cap or time budget is reached).
+   The gap is split, from the same runs, into the time around the adapter (the whole run less the adapter's
+   segment time in the worker) and the adapter's segment time beyond the plain script's run.
 2. **The suite against its lower bound**: the full suite (`loopbench run`, every available framework and
    variant, default slots) as a child process under a subreaper, so that the whole process tree's CPU is
    counted (workers, their SDK start-ups, the Claude CLI, the Node driver, the report); the lower bound is
    max(the longest single run, tree CPU / cores), both from the same run. The same for `--quick`.
 3. The model server's p50/p99 latency on one keep-alive connection and requests/s under concurrent clients.
-4. Per framework: the framework's own CPU per model call (the workers' CPU less loopbench's ledger calls),
+4. Per framework: the framework's own CPU per model call (the workers' CPU less loopbench's own part in them),
    loopbench's own CPU per run, wall per model call and peak worker RSS, from the suite's records.
 """
 
@@ -142,6 +144,7 @@ class Sample:
     wall_s: float
     cpu_s: float
     requests: int
+    adapter_s: float | None = None  # loopbench's run: the adapter's own segment time, inside the worker
 
 
 class PlainProcess:
@@ -215,8 +218,8 @@ def _loopbench_run(scenario: Scenario, suite: Suite, framework: str, variant: st
     if record.outcome != "completed":
         raise RuntimeError(f"loopbench's run of {framework} did not complete: {record.outcome} "
                            f"{record.error_reason}")
-    return Sample(wall, main_cpu + (record.counters.cpu_s or 0.0), record.counters.model_requests_observed or 0), \
-        record
+    return Sample(wall, main_cpu + (record.counters.cpu_s or 0.0), record.counters.model_requests_observed or 0,
+                  sum(seg.elapsed_s for seg in record.segments)), record
 
 
 def _plain_ground_truth(ledger_status: Any) -> Any:
@@ -298,6 +301,15 @@ def _plain_summary(variant: str, plain: list[Sample], lb: list[Sample], records:
             ((c.cpu_s or 0) - (c.loopbench_worker_cpu_s or 0)) * 1000 / calls for c in counters), 1),
         "loopbench_cpu_ms_per_run": round(statistics.median(
             ((c.loopbench_worker_cpu_s or 0) + (c.loopbench_runner_cpu_s or 0)) * 1000 for c in counters), 1),
+        # where loopbench's extra wall time goes: around the adapter (the runner's registration, the job's trip to
+        # the worker and back, judging, the record, the trace) and inside it (the ledger calls instead of plain
+        # functions, the adapter's translation and observation; Vercel's hop to the Node driver)
+        "gap_ms": round((statistics.median(walls[0]) - statistics.median(walls[1])) * 1000, 2),
+        "around_adapter_ms": round(statistics.median(s.wall_s - (s.adapter_s or 0) for s in lb) * 1000, 2),
+        "inside_adapter_extra_ms": round(
+            (statistics.median(s.adapter_s or 0 for s in lb) - statistics.median(walls[1])) * 1000, 2),
+        "worker_own_cpu_ms_per_run": round(statistics.median(
+            (c.loopbench_worker_cpu_s or 0) * 1000 for c in counters), 2),
         "peak_rss_mb": round(max(c.peak_rss_mb or 0 for c in counters), 1),
     }
 
@@ -382,9 +394,8 @@ def markdown(results: dict[str, Any]) -> str:
         "loopbench / median plain, with its 95 % bootstrap interval over the pairs. "
         f"Goal: ≤ {GOAL_RATIO:.2f} for wall and CPU; the verdict is `met` when both intervals lie at or below "
         "it, `not met` when either lies above it, `undecided` otherwise. loopbench's own CPU per run is its "
-        "ledger calls in the worker plus the runner's bookkeeping before judging, from the records: it "
-        "accounts for part of the gap only (the rest — the ledger's serving, the worker's job handling, "
-        "judging and writing the record, what each adapter adds to observe — is not yet measured apart).", "",
+        "part in the worker (the ledger calls; the Vercel adapter's whole Python side) plus the runner's "
+        "bookkeeping before judging, from the records.", "",
         "| framework | pairs | plain ms | loopbench ms | wall ratio [95 %] | plain CPU ms | loopbench CPU ms "
         "| CPU ratio [95 %] | loopbench's own CPU ms / run | goal |",
         "|---|---|---|---|---|---|---|---|---|---|",
@@ -395,6 +406,17 @@ def markdown(results: dict[str, Any]) -> str:
                      f"{f['plain_wall_ratio']} [{sw[0]}, {sw[1]}] | {f['plain_cpu_ms']} | {f['loopbench_cpu_ms']} | "
                      f"{f['plain_cpu_ratio']} [{sc[0]}, {sc[1]}] | {f['loopbench_cpu_ms_per_run']} | "
                      f"{goal_verdict(sw, sc)} |")
+    lines += ["", "Where loopbench's extra wall time goes (medians over the same runs): *around the adapter* is "
+              "the whole run less the adapter's segment time in the worker — the runner's registration, the "
+              "job's trip to the worker and back, judging, the record, the results line and the trace; *inside "
+              "the adapter* is the adapter's segment time less the plain script's run — the ledger calls where "
+              "the plain script calls plain functions, the adapter's translation and what it observes (for "
+              "Vercel, also the hop from the Python worker to the Node driver).", "",
+              "| framework | gap ms | around the adapter ms | inside the adapter ms | loopbench's CPU in the "
+              "worker ms / run |", "|---|---|---|---|---|"]
+    for fid, f in results["frameworks"].items():
+        lines.append(f"| {fid} | {f['gap_ms']} | {f['around_adapter_ms']} | {f['inside_adapter_extra_ms']} | "
+                     f"{f['worker_own_cpu_ms_per_run']} |")
     lines += ["", "## The suite against its lower bound", "",
               "The lower bound is max(longest single run, whole-process-tree CPU / cores), both measured in the "
               "same run: the tree is `loopbench run` with every worker, SDK start-up, Claude CLI and Node driver, "
@@ -407,8 +429,9 @@ def markdown(results: dict[str, Any]) -> str:
                      f"({s['longest_run']}) | {s['lower_bound_s']} | {s['wall_to_bound']} | "
                      f"{s.get('cells_changed_vs_published', '–')} |")
     lines += ["", "## Framework cost per model call (from the full suite's records)", "",
-              "The framework's CPU is the workers' CPU less loopbench's own ledger calls in them; loopbench's "
-              "own CPU per run (the ledger calls plus the runner's bookkeeping) is shown apart. Runs with "
+              "The framework's CPU is the workers' CPU less loopbench's own part in them (the ledger calls; the "
+              "Vercel adapter's whole Python side); loopbench's own CPU per run (that part plus the runner's "
+              "bookkeeping) is shown apart. Runs with "
               "scripted delays are left out.", "",
               "| column | wall ms / model call | framework CPU ms / model call | loopbench CPU ms / run "
               "| peak RSS MB |",

@@ -233,10 +233,10 @@ def _claims_df(data: ReportData) -> pd.DataFrame:
 
 
 COST_NOTE = ("Cells per framework variant (majority run per cell), and the framework's cost per model call: the "
-             "median worker wall ms and the framework's CPU ms (the workers' CPU less loopbench's own ledger "
-             "calls) per observed model request, over runs without scripted delays; loopbench's own CPU ms per "
-             "run (its ledger calls in the workers plus the runner's bookkeeping), shown apart; the largest worker "
-             "RSS.")
+             "median worker wall ms and the framework's CPU ms (the workers' CPU less loopbench's own part: its "
+             "ledger calls, and the Vercel adapter's Python side) per observed model request, over runs without "
+             "scripted delays; loopbench's own CPU ms per run (its part in the workers plus the runner's "
+             "bookkeeping), shown apart; the largest worker RSS.")
 
 
 SCORECARD_NOTE = (

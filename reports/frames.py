@@ -263,11 +263,12 @@ def conformance_frame(records: list[RunRecord]) -> pd.DataFrame:
 
 def cost_per_model_call(records: list[RunRecord]) -> dict[str, dict[str, Any]]:
     """The framework's own cost per model call, per column: the median over its runs of the worker's wall time
-    and of the framework's CPU time (the workers' CPU less loopbench's own part in them, the ledger calls)
-    divided by the model requests the server saw; next to it, loopbench's own CPU per run (in the workers and
-    in the runner), and the largest worker RSS. Runs with scripted delays (a slow model or tool) are left out:
-    they measure the script, not the framework. Records that do not separate loopbench's CPU (schema 1) give
-    no framework CPU (null), never one with loopbench's work in it."""
+    and of the framework's CPU time (the workers' CPU less loopbench's own part in them: the ledger calls, and
+    an out-of-process framework's whole Python side) divided by the model requests the server saw; next to it,
+    loopbench's own CPU per run (in the workers and in the runner), and the largest worker RSS. Runs with
+    scripted delays (a slow model or tool) are left out: they measure the script, not the framework. Records
+    that do not separate loopbench's CPU (schema 1) give no framework CPU (null), never one with loopbench's
+    work in it."""
     per: dict[str, list[tuple[float, float | None, float | None, float]]] = {}
     for r in records:
         c = r.counters

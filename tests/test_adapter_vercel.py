@@ -28,6 +28,7 @@ from loopbench.harness.adapter import RunContext
 from loopbench.harness.ledger import Ledger
 from loopbench.harness.ledger_http import ledger_routes
 from loopbench.harness.model_server.app import ModelServer, running
+from loopbench.harness.own_work import OWN_WORK
 from loopbench.harness.record import RunRecord
 from loopbench.harness.scenario import Scenario, load_scenarios
 from tests.suite_helpers import run_framework
@@ -283,3 +284,19 @@ def test_node_start_up_is_paid_once_per_worker(fresh_driver, harness, scenarios,
     print(f"\nfirst run (driver start + run): {first:.3f} s; warm runs: {', '.join(f'{t:.3f}' for t in warm)} s")
     assert len(set(pids)) == 1 and fresh_driver.starts == 1
     assert statistics.median(warm) < first
+
+
+def test_the_python_side_of_a_run_is_loopbenchs_own_cpu(fresh_driver, harness, scenarios, tmp_path):
+    """The framework runs in Node (its CPU comes back as the driver's `cpu_us`), so the worker's own CPU over a
+    segment is loopbench's: the cost per model call must not charge it to the SDK."""
+    sc = scenarios["support_draft_completes"]
+    fresh_driver.ensure()
+    OWN_WORK.take()
+    c0 = time.process_time()
+    result = asyncio.run(VercelAIAdapter().run(sc, new_ctx(harness, sc, tmp_path)))
+    python_side, own = time.process_time() - c0, OWN_WORK.take()
+    assert result.signals.ended == "returned"
+    assert result.live_child_cpu_s > 0 and result.live_child_own_cpu_s > 0  # the driver's, reported apart
+    # all of this process's CPU for the run but asyncio.run's own set-up, and the (server's) ledger serving in
+    # this test process
+    assert 0 < own <= python_side and own >= 0.2 * python_side, (own, python_side)

@@ -7,10 +7,11 @@ import ast
 import threading
 import time
 from importlib import resources
+from types import SimpleNamespace
 
 import pytest
 
-from loopbench.bench import PLAIN_SCRIPTS, bootstrap_interval, lower_bound_s, ratio_of_medians
+from loopbench.bench import PLAIN_SCRIPTS, Sample, _plain_summary, bootstrap_interval, lower_bound_s, ratio_of_medians
 from loopbench.harness.own_work import OwnWork
 from loopbench.harness.schedule import Schedule, SlotGovernor, waiting_slot_count
 
@@ -83,6 +84,22 @@ def test_ratio_and_its_interval() -> None:
     noisy = [1.0, 3.0, 1.2, 2.5, 0.8, 2.9, 1.1, 2.2] * 2
     lo, hi = bootstrap_interval(noisy, [1.0] * len(noisy))
     assert lo < ratio_of_medians(noisy, [1.0] * len(noisy)) < hi and hi - lo > 0.5
+
+
+def test_the_gap_to_the_plain_script_is_split_around_and_inside_the_adapter() -> None:
+    plain = [Sample(wall_s=0.010, cpu_s=0.010, requests=3)] * 5
+    # loopbench: 14 ms per run, 11.5 of them in the adapter's segments
+    lb = [Sample(wall_s=0.014, cpu_s=0.013, requests=3, adapter_s=0.0115)] * 5
+    counters = SimpleNamespace(cpu_s=0.009, loopbench_worker_cpu_s=0.0008, loopbench_runner_cpu_s=0.0004,
+                               peak_rss_mb=100.0)
+    out = _plain_summary("default", plain, lb, [SimpleNamespace(counters=counters)] * 5)
+    assert out["gap_ms"] == pytest.approx(4.0)
+    assert out["around_adapter_ms"] == pytest.approx(2.5) and out["inside_adapter_extra_ms"] == pytest.approx(1.5)
+    assert out["around_adapter_ms"] + out["inside_adapter_extra_ms"] == pytest.approx(out["gap_ms"])
+    assert out["worker_own_cpu_ms_per_run"] == pytest.approx(0.8)
+    assert out["loopbench_cpu_ms_per_run"] == pytest.approx(1.2)
+    assert out["framework_cpu_ms_per_model_call"] == pytest.approx((9.0 - 0.8) / 3, abs=0.05)
+    assert out["plain_wall_ratio"] == pytest.approx(1.4) and out["plain_cpu_ratio"] == pytest.approx(1.3)
 
 
 def test_own_work_counts_overlapping_calls_once() -> None:
