@@ -395,7 +395,7 @@ def markdown(results: dict[str, Any]) -> str:
         f"Goal: ≤ {GOAL_RATIO:.2f} for wall and CPU; the verdict is `met` when both intervals lie at or below "
         "it, `not met` when either lies above it, `undecided` otherwise. loopbench's own CPU per run is its "
         "part in the worker (the ledger calls; the Vercel adapter's whole Python side) plus the runner's "
-        "bookkeeping before judging, from the records.", "",
+        "bookkeeping before judging, from the records (which keep CPU seconds to the millisecond).", "",
         "| framework | pairs | plain ms | loopbench ms | wall ratio [95 %] | plain CPU ms | loopbench CPU ms "
         "| CPU ratio [95 %] | loopbench's own CPU ms / run | goal |",
         "|---|---|---|---|---|---|---|---|---|---|",
