@@ -116,7 +116,7 @@ class Suite:
         self.versions: dict[str, tuple[str | None, dict[str, str]]] = {}
         self.worker_env = child_environment()  # allow-listed: no user credential or proxy reaches a framework
         self.compute_slots: list[Slot] = []
-        self.waiting_slots: list[Slot] = []  # for the slow-tagged runs, beside the compute slots (`schedule`)
+        self.waiting_slots: list[Slot] = []  # for the runs that wait, beside the compute slots (`schedule`)
         for _ in range(plan.jobs):
             self.slots.put(self.open_slot("compute"))
         self.retry_windows: dict[str, float] = {}
@@ -313,6 +313,13 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _waits(task: Task) -> bool:
+    """A run whose time is mostly declared waiting: a retry storm (tagged slow), a model that fails first (the
+    framework's backoff), or scripted delays."""
+    scenario = task[0]
+    return "slow" in scenario.tags or scenario.scripted_delay_s() > 0 or any(t.fail_first for t in scenario.script)
+
+
 def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> SuiteSummary:
     # framework-major order: a slot keeps one framework's warm workers for as long as possible
     wanted = [(s, f, v) for f, v in plan.variants for s in plan.scenarios
@@ -320,9 +327,9 @@ def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> Suit
     tasks = [(s, f, v, r) for s, f, v in wanted for r in range(1, plan.repeat + 1) if (s.id, f, v, r) not in done]
     summary.skipped = len(wanted) * plan.repeat - len(tasks)
     suite = Suite(plan)
-    schedule: Schedule[Task] = Schedule(tasks, is_slow=lambda t: "slow" in t[0].tags,
-                                        retry_window_s=lambda t: suite.retry_windows[t[1]])
-    for _ in range(waiting_slot_count(schedule.slow_count, os.cpu_count() or 1)):
+    schedule: Schedule[Task] = Schedule(
+        tasks, waits=_waits, storm_s=lambda t: suite.retry_windows[t[1]] if "slow" in t[0].tags else 0.0)
+    for _ in range(waiting_slot_count(schedule.waiting_count, os.cpu_count() or 1)):
         suite.open_slot("waiting")
     progress = make_progress(plan.show_progress, plan.terminal)
     progress.begin(len(tasks))

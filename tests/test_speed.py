@@ -13,6 +13,8 @@ import pytest
 
 from loopbench.bench import PLAIN_SCRIPTS, Sample, _plain_summary, bootstrap_interval, lower_bound_s, ratio_of_medians
 from loopbench.harness.own_work import OwnWork
+from loopbench.harness.runner import _waits
+from loopbench.harness.scenario import load_scenarios
 from loopbench.harness.schedule import Schedule, SlotGovernor, waiting_slot_count
 
 TASKS = [("a", "fw1", False, 0.0), ("storm", "fw1", True, 6.0), ("b", "fw2", False, 0.0),
@@ -20,16 +22,32 @@ TASKS = [("a", "fw1", False, 0.0), ("storm", "fw1", True, 6.0), ("b", "fw2", Fal
 
 
 def schedule() -> Schedule:
-    return Schedule(TASKS, is_slow=lambda t: t[2], retry_window_s=lambda t: t[3])
+    return Schedule(TASKS, waits=lambda t: t[2], storm_s=lambda t: t[3])
 
 
 def test_waiting_slots_take_slow_tasks_only_longest_retry_window_first() -> None:
     s = schedule()
-    assert s.slow_count == 2
+    assert s.waiting_count == 2
     assert s.next("waiting") == ("storm", "fw2", True, 300.0)
     assert s.next("waiting") == ("storm", "fw1", True, 6.0)
     assert s.next("waiting") is None  # never a compute task
     assert [s.next("compute") for _ in range(4)] == [TASKS[0], TASKS[2], TASKS[4], None]
+
+
+def test_storms_go_first_then_the_other_waiting_runs_in_the_given_order() -> None:
+    tasks = [("fast", "fw1", False, 0.0), ("delay", "fw1", True, 0.0), ("storm", "fw1", True, 6.0),
+             ("backoff", "fw2", True, 0.0), ("storm", "fw2", True, 180.0)]
+    s = Schedule(tasks, waits=lambda t: t[2], storm_s=lambda t: t[3])
+    assert s.waiting_count == 4
+    assert [s.next("waiting") for _ in range(5)] == [tasks[4], tasks[2], tasks[1], tasks[3], None]
+
+
+def test_runs_that_wait_are_the_storms_the_failing_models_and_the_scripted_delays() -> None:
+    scenarios = {s.id: s for s in load_scenarios()}
+    waits = {i for i, s in scenarios.items() if _waits((s, "fw", "default", 1))}
+    assert {"model_outage", "model_transient_error", "deadline_slow_model", "deadline_slow_tool",
+            "write_timeout_unknown"} <= waits
+    assert "support_draft_completes" not in waits and "approval_approved_resume" not in waits
 
 
 def test_compute_slots_keep_the_given_order_slow_tasks_included() -> None:
@@ -48,7 +66,7 @@ def test_a_slow_task_a_waiting_slot_took_is_skipped_by_the_compute_slots() -> No
 
 def test_schedule_hands_each_task_out_once_across_threads() -> None:
     tasks = [(i, i % 3 == 0) for i in range(300)]
-    s = Schedule(tasks, is_slow=lambda t: t[1], retry_window_s=lambda t: 0.0)
+    s = Schedule(tasks, waits=lambda t: t[1], storm_s=lambda t: 0.0)
     got: list[tuple[int, bool]] = []
     lock = threading.Lock()
 
@@ -65,9 +83,9 @@ def test_schedule_hands_each_task_out_once_across_threads() -> None:
     assert sorted(got) == sorted(tasks)
 
 
-@pytest.mark.parametrize(("slow", "cores", "want"), [(0, 2, 0), (2, 2, 2), (9, 2, 2), (1, 4, 1)])
-def test_waiting_slots_are_bounded_by_the_slow_tasks_and_the_cores(slow: int, cores: int, want: int) -> None:
-    assert waiting_slot_count(slow, cores) == want
+@pytest.mark.parametrize(("waiting", "cores", "want"), [(0, 2, 0), (2, 2, 2), (9, 2, 2), (1, 4, 1)])
+def test_waiting_slots_are_bounded_by_the_waiting_tasks_and_the_cores(waiting: int, cores: int, want: int) -> None:
+    assert waiting_slot_count(waiting, cores) == want
 
 
 def test_lower_bound_is_the_longest_run_or_the_cpu_over_the_cores() -> None:
