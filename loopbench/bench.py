@@ -13,7 +13,8 @@ Measured in one run:
    the run (it hosts the model server for both, and loopbench's runner) + the client side's (the plain
    process, or the worker with its children — the Node driver included). The ratio is median(loopbench) /
    median(plain); its spread is the 95 % bootstrap interval of that ratio over the pairs, and pairs are
-   added until the interval is narrower than the 10 % the goal tests (or a cap or time budget is reached).
+   added until the interval is narrower than the 10 % the goal tests and lies on one side of the goal (or a
+   cap or time budget is reached).
    The gap is split, from the same runs, into the time around the adapter (the whole run less the adapter's
    segment time in the worker) and the adapter's segment time beyond the plain script's run.
 2. **The suite against its lower bound**: the full suite (`loopbench run`, every available framework and
@@ -57,6 +58,7 @@ PLAIN_RUN = "plain-"  # the run-id prefix of the plain script's runs
 GOAL_RATIO = 1.10  # loopbench's run vs the plain script's, wall and CPU
 GOAL_SUITE = 1.15  # the suite's wall vs its lower bound
 BLOCK = 5  # runs of one side in a row, in the plain-script comparison
+MIN_PAIRS, MAX_PAIRS, PAIR_BUDGET_S = 20, 80, 150.0  # per framework: pairs at least, at most, and a time budget
 SERVER_SCENARIO = Scenario.model_validate({
     "id": "bench", "title": "bench", "category": "baseline", "prompt": "p", "tools": {},
     "script": [{"id": "answer", "text": "A short scripted answer, POL-7."}],
@@ -85,6 +87,12 @@ def goal_verdict(wall: list[float], cpu: list[float], goal: float = GOAL_RATIO) 
     if wall[0] > goal or cpu[0] > goal:
         return "not met"
     return "undecided"
+
+
+def settled(wall: tuple[float, float], cpu: tuple[float, float], goal: float = GOAL_RATIO) -> bool:
+    """Enough pairs: both intervals are narrower than the gap the goal tests, and the verdict is decided."""
+    narrow = max(wall[1] - wall[0], cpu[1] - cpu[0]) < goal - 1
+    return narrow and goal_verdict(list(wall), list(cpu), goal) != "undecided"
 
 
 def ratio_of_medians(new: list[float], base: list[float]) -> float:
@@ -229,8 +237,8 @@ def _plain_ground_truth(ledger_status: Any) -> Any:
     return status
 
 
-def plain_numbers(frameworks: list[tuple[str, str]], work: Path, min_pairs: int = 20, max_pairs: int = 80,
-                  budget_s: float = 150.0) -> dict[str, dict[str, Any]]:
+def plain_numbers(frameworks: list[tuple[str, str]], work: Path, min_pairs: int = MIN_PAIRS,
+                  max_pairs: int = MAX_PAIRS, budget_s: float = PAIR_BUDGET_S) -> dict[str, dict[str, Any]]:
     scenario = next(s for s in load_scenarios() if s.id == PLAIN_SCENARIO)
     out: dict[str, dict[str, Any]] = {}
     for framework, variant in frameworks:
@@ -264,10 +272,9 @@ def plain_numbers(frameworks: list[tuple[str, str]], work: Path, min_pairs: int 
                                 lb_s.append(sample)
                                 records.append(record)
                     if len(plain_s) >= min_pairs:
-                        widths = [hi - lo for lo, hi in (
-                            bootstrap_interval([s.wall_s for s in lb_s], [s.wall_s for s in plain_s]),
-                            bootstrap_interval([s.cpu_s for s in lb_s], [s.cpu_s for s in plain_s]))]
-                        if max(widths) < GOAL_RATIO - 1 or time.perf_counter() - started > budget_s:
+                        wall = bootstrap_interval([s.wall_s for s in lb_s], [s.wall_s for s in plain_s])
+                        cpu = bootstrap_interval([s.cpu_s for s in lb_s], [s.cpu_s for s in plain_s])
+                        if settled(wall, cpu) or time.perf_counter() - started > budget_s:
                             break
         finally:
             plain.close()
@@ -391,7 +398,9 @@ def markdown(results: dict[str, Any]) -> str:
         f"line, the trace), interleaved in blocks of {BLOCK} runs, the order alternating, after a warm-up of "
         "each. Wall: around the whole run. CPU: the bench process (the model server, and loopbench's runner) + "
         "the client process (the plain script, or loopbench's worker and its children). Ratio: median "
-        "loopbench / median plain, with its 95 % bootstrap interval over the pairs. "
+        "loopbench / median plain, with its 95 % bootstrap interval over the pairs; pairs are added (from "
+        f"{MIN_PAIRS}, up to {MAX_PAIRS} or {PAIR_BUDGET_S:.0f} s) until both intervals are narrower than "
+        f"{GOAL_RATIO - 1:.2f} and the verdict is decided. "
         f"Goal: ≤ {GOAL_RATIO:.2f} for wall and CPU; the verdict is `met` when both intervals lie at or below "
         "it, `not met` when either lies above it, `undecided` otherwise. loopbench's own CPU per run is its "
         "part in the worker (the ledger calls; the Vercel adapter's whole Python side) plus the runner's "

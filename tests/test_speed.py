@@ -11,7 +11,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from loopbench.bench import PLAIN_SCRIPTS, Sample, _plain_summary, bootstrap_interval, lower_bound_s, ratio_of_medians
+from loopbench.bench import (
+    PLAIN_SCRIPTS,
+    Sample,
+    _plain_summary,
+    bootstrap_interval,
+    lower_bound_s,
+    ratio_of_medians,
+    settled,
+)
 from loopbench.harness.own_work import OwnWork
 from loopbench.harness.runner import _waits
 from loopbench.harness.scenario import load_scenarios
@@ -102,6 +110,13 @@ def test_ratio_and_its_interval() -> None:
     noisy = [1.0, 3.0, 1.2, 2.5, 0.8, 2.9, 1.1, 2.2] * 2
     lo, hi = bootstrap_interval(noisy, [1.0] * len(noisy))
     assert lo < ratio_of_medians(noisy, [1.0] * len(noisy)) < hi and hi - lo > 0.5
+
+
+def test_pairs_are_added_until_the_intervals_are_narrow_and_on_one_side_of_the_goal() -> None:
+    assert settled((1.02, 1.08), (1.01, 1.09))  # met
+    assert settled((1.15, 1.22), (1.05, 1.12))  # not met: the wall interval lies above 1.10
+    assert not settled((1.02, 1.105), (1.02, 1.09))  # narrow, but the wall interval straddles 1.10
+    assert not settled((1.0, 1.3), (1.0, 1.05))  # decided nowhere, and wide
 
 
 def test_the_gap_to_the_plain_script_is_split_around_and_inside_the_adapter() -> None:
