@@ -92,9 +92,8 @@ _DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 
 
 def _hard_timeout(scenario: Scenario, margin: float, retry_window_s: float) -> float:
-    failing_model = any(t.fail_first for t in scenario.script)
     return scenario.scripted_delay_s() + (scenario.limits.deadline_s or 0) + margin + (
-        retry_window_s if failing_model else 0)
+        retry_window_s if scenario.model_fails_first() else 0)
 
 
 class Suite:
@@ -317,7 +316,7 @@ def _waits(task: Task) -> bool:
     """A run whose time is mostly declared waiting: a retry storm (tagged slow), a model that fails first (the
     framework's backoff), or scripted delays."""
     scenario = task[0]
-    return "slow" in scenario.tags or scenario.scripted_delay_s() > 0 or any(t.fail_first for t in scenario.script)
+    return "slow" in scenario.tags or scenario.scripted_delay_s() > 0 or scenario.model_fails_first()
 
 
 def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> SuiteSummary:

@@ -365,6 +365,10 @@ class Scenario(Strict):
         the cells a loaded machine could change (tests/test_timing_under_load.py runs them beside a CPU hog)."""
         return self.limits.deadline_s is not None or self.scripted_delay_s() > 0
 
+    def model_fails_first(self) -> bool:
+        """Some turn's model answer fails before it succeeds: the framework's own retry backoff will wait."""
+        return any(t.fail_first for t in self.script)
+
     def scripted_delay_s(self) -> float:
         """Upper bound of the time the script itself spends waiting (used for hard timeouts)."""
         model = sum(t.delay_s + t.stream_delay_s for t in self.script) * 2

@@ -289,6 +289,7 @@ def _plain_summary(variant: str, plain: list[Sample], lb: list[Sample], records:
     wall_lo, wall_hi = bootstrap_interval(*walls)
     cpu_lo, cpu_hi = bootstrap_interval(*cpus)
     calls = statistics.median(s.requests for s in lb)
+    plain_wall, lb_wall = statistics.median(walls[1]), statistics.median(walls[0])
     counters = [r.counters for r in records]
     return {
         "variant": variant,
@@ -298,8 +299,8 @@ def _plain_summary(variant: str, plain: list[Sample], lb: list[Sample], records:
         "plain_ratio_spread": {"wall": [round(wall_lo, 3), round(wall_hi, 3)],
                                "cpu": [round(cpu_lo, 3), round(cpu_hi, 3)],
                                "what": "95 % bootstrap interval of the ratio of medians over the pairs"},
-        "plain_wall_ms": round(statistics.median(walls[1]) * 1000, 1),
-        "loopbench_wall_ms": round(statistics.median(walls[0]) * 1000, 1),
+        "plain_wall_ms": round(plain_wall * 1000, 1),
+        "loopbench_wall_ms": round(lb_wall * 1000, 1),
         "plain_cpu_ms": round(statistics.median(cpus[1]) * 1000, 1),
         "loopbench_cpu_ms": round(statistics.median(cpus[0]) * 1000, 1),
         "requests_per_run": {"plain": statistics.median(s.requests for s in plain), "loopbench": calls},
@@ -311,10 +312,9 @@ def _plain_summary(variant: str, plain: list[Sample], lb: list[Sample], records:
         # where loopbench's extra wall time goes: around the adapter (the runner's registration, the job's trip to
         # the worker and back, judging, the record, the trace) and inside it (the ledger calls instead of plain
         # functions, the adapter's translation and observation; Vercel's hop to the Node driver)
-        "gap_ms": round((statistics.median(walls[0]) - statistics.median(walls[1])) * 1000, 2),
+        "gap_ms": round((lb_wall - plain_wall) * 1000, 2),
         "around_adapter_ms": round(statistics.median(s.wall_s - (s.adapter_s or 0) for s in lb) * 1000, 2),
-        "inside_adapter_extra_ms": round(
-            (statistics.median(s.adapter_s or 0 for s in lb) - statistics.median(walls[1])) * 1000, 2),
+        "inside_adapter_extra_ms": round((statistics.median(s.adapter_s or 0 for s in lb) - plain_wall) * 1000, 2),
         "worker_own_cpu_ms_per_run": round(statistics.median(
             (c.loopbench_worker_cpu_s or 0) * 1000 for c in counters), 2),
         "peak_rss_mb": round(max(c.peak_rss_mb or 0 for c in counters), 1),
