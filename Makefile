@@ -6,12 +6,17 @@ VENV := .venv
 BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.installed
 NODE_DIR := adapters/vercel
-NODE_STAMP := $(NODE_DIR)/node_modules/.installed
+NODE_STAMP := $(VENV)/.node-installed
 UV_VERSION := 0.13.9
+# Every package cache that make and the tests use lives in the checkout, under .venv/ (deleted with it): what an
+# offline test finds never depends on what else ran on the machine (tests/offline_fixtures.py says the same).
+export UV_CACHE_DIR := $(CURDIR)/$(VENV)/cache/uv
+export npm_config_cache := $(CURDIR)/$(VENV)/cache/npm
 
-.PHONY: install run test lint lock clean browser publish bench matrix matrix-fixtures
+.PHONY: install run test lint lock clean browser publish bench matrix offline-fixtures
 
 install: $(PY_STAMP) $(if $(wildcard $(NODE_DIR)/package-lock.json),$(NODE_STAMP))
+	@test -f $(NODE_DIR)/node_modules/.package-lock.json || { rm -f $(NODE_STAMP) && $(MAKE) --no-print-directory $(NODE_STAMP); }
 
 $(PY_STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,7 +25,8 @@ $(PY_STAMP): requirements.lock pyproject.toml
 	$(BIN)/uv pip install -q --python $(BIN)/python --no-deps -e .
 	touch $@
 
-$(NODE_STAMP): $(NODE_DIR)/package-lock.json $(NODE_DIR)/package.json
+# its stamp lives in .venv beside npm's cache, so a new .venv refills the cache the offline tests read
+$(NODE_STAMP): $(NODE_DIR)/package-lock.json $(NODE_DIR)/package.json $(PY_STAMP)
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
@@ -32,13 +38,12 @@ run: install
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-# The version-matrix test builds environments offline: the other release it uses must be in uv's cache, with
-# what it resolves to. Building that environment once, online, puts exactly that there.
-matrix-fixtures: install
-	LOOPBENCH_CACHE=$(VENV)/matrix-fixtures LOOPBENCH_MATRIX_HOLD=0 $(BIN)/python -c "from loopbench.matrix import VersionSet, build; \
-	build(VersionSet('openai-agents', '0.23.1'))"
+# The offline tests (the wheel, the external adapter, the version matrix) install from the checkout's uv cache:
+# each of their installs is run once online here, exactly as the test repeats it offline (stamped in .venv).
+offline-fixtures: install
+	$(BIN)/python -m tests.offline_fixtures
 
-test: install browser matrix-fixtures
+test: install browser offline-fixtures
 	LOOPBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q
 
 lint: install

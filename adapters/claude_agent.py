@@ -26,13 +26,16 @@ the SDK and the CLI, including the CLI's retry policy and the default permission
 - `approval: required` -> a PreToolUse hook answering `permissionDecision: "defer"`: the CLI ends the run with
   `terminal_reason="tool_deferred"` and `deferred_tool_use` (the pending call). The snapshot holds what the app
   keeps to answer the human: the session id and the counters at the pause; the transcript stays in the task's
-  live config dir. The resume starts `ClaudeSDKClient(resume=<session id>)` with no prompt, in another process,
-  against that same config dir: the CLI asks the hook again for the deferred call, which now applies the
+  live config dir. The resume starts `ClaudeSDKClient(resume=<session id>)` with no prompt (the hooks
+  reference's documented resume of a deferred call, `claude -p --resume <session id>`; recorded in the settings
+  as `resume` and `resume_prompt: none`), in another process, against that same config dir: the CLI asks the
+  hook again for the deferred call, which now applies the
   decision (approve -> "allow", reject -> "deny": the model gets an error result and goes on; no decision ->
   "defer" again). Resuming the same pause a second time, after the first resume completed, finds nothing
   deferred: the CLI makes no request, yields no message and no ResultMessage (it idles waiting for a prompt;
-  probes/claude/fair.py resume-twice), so that segment never returns and the runner records the task `hung`
-  at its hard timeout — the framework's behaviour, not emulated either way;
+  probes/claude/fair.py resume-twice and probes/claude/resume_modes.py: the docs ask for a prompt to continue a
+  finished session, and the scenario gives none), so that segment never returns and the runner records it,
+  and the task, `hung` at its hard timeout — the framework's behaviour, not emulated either way;
 - `approval: deny`, by the scenario's `policy.deny`: "continue" -> a PreToolUse hook answering
   `permissionDecision: "deny"` (the model gets an error result and the loop goes on); "stop" -> the same plus
   `"continue": false` and a `stopReason`, the hooks' documented way to stop: the CLI ends the run with
@@ -103,6 +106,11 @@ META_TOOL_USE_ID = "claudecode/toolUseId"
 SESSION_FILE = "session.json"
 PENDING_FILE = "pending.json"
 STEP_UNIT = "turn (num_turns)"
+# How a pause is resumed: the hooks reference's way for a deferred call (`claude -p --resume <session id>`, no
+# prompt: the same PreToolUse hook fires again for the deferred call), through the SDK. A prompt would add a
+# user turn and a model call after the deferred one (probes/claude/resume_modes.py prompt-prompt).
+RESUME_HOW = ("ClaudeSDKClient(ClaudeAgentOptions(resume=<session id>)) and receive_response(), no prompt (the "
+              "documented resume of a deferred tool call), against the task's live config dir")
 NO_PAUSE = ("approval_pause: can_use_tool is an in-process callback; a pause cannot be saved and resumed in "
             "another process")
 
@@ -304,8 +312,11 @@ class ClaudeAgentAdapter(Adapter):
         }
         if resume:
             kwargs["resume"] = resume
-            settings["resume"] = ("resume=<session id>, ClaudeSDKClient without a prompt, against the task's live "
-                                  "config dir")
+        if resume or scenario.resumes:
+            # said on the first run too: a record's settings are its first segment's, and a resume that never
+            # answers (resume_twice's second) returns none of its own
+            settings["resume"] = RESUME_HOW
+            settings["resume_prompt"] = "none"
         approval_kwargs, cannot = self._approvals(scenario, ctx, seg, decisions, gated)
         kwargs.update(approval_kwargs)
         unsupported.extend(cannot)

@@ -14,7 +14,8 @@ answer: {"ended": "returned" | "raised", "final_text", "requests", "limits": {ne
       "finish_reason", "input_tokens", "output_tokens"} — every key but `ended` optional; missing is null.
 
 A limit the answer does not name as applied is recorded as unsupported; a loop that exits without an answer
-line is `error` with its exit code and the end of its stderr.
+line is `error` with its exit code and the end of its stderr. The loop is done when it exits, even if a child it
+left holds its stdout open; the worker ends such children with the segment (harness/reaper.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import asyncio
 import json
 import os
 import shlex
+import time
 from pathlib import Path
 from typing import Any, get_args
 
@@ -89,7 +91,7 @@ class LoopCommandAdapter(Adapter):
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             env={**os.environ, **ctx.extra_env})  # in loopbench's working directory: relative commands work
-        out, err = await proc.communicate(json.dumps(job).encode() + b"\n")
+        out, err = await _communicate(proc, json.dumps(job).encode() + b"\n")
         (ctx.work_dir / "loop-stderr.txt").write_bytes(err)
         lines = [x for x in out.decode(errors="replace").splitlines() if x.strip()]
         if not lines:
@@ -136,6 +138,49 @@ class LoopCommandAdapter(Adapter):
     async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
                      ) -> SegmentResult:
         raise NotImplementedError("loop protocol 1 has no pauses: a loop never returns a snapshot")
+
+
+EXIT_GRACE_S = 0.5  # once the loop has exited, how long its stdout and stderr may stay open
+_POLL_S = 0.1  # how often to look whether it has, while they are open
+
+
+async def _communicate(proc: asyncio.subprocess.Process, data: bytes) -> tuple[bytes, bytes]:
+    """`proc.communicate(data)`, but done once the loop has exited: a child it left running (in a session of its
+    own, say) may hold its stdout and stderr open, and communicate() would wait for their EOF, and the run with
+    it, until the hard timeout. Whatever the loop wrote is read by then; the worker ends that child after the
+    segment (harness/reaper.py). The loop's exit is seen from its return code: in Python 3.11, `wait()` too
+    waits for the pipes."""
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    out, err = bytearray(), bytearray()
+
+    async def pump(stream: asyncio.StreamReader, buf: bytearray) -> None:
+        while chunk := await stream.read(1 << 16):
+            buf += chunk
+
+    pumps = {asyncio.ensure_future(pump(proc.stdout, out)), asyncio.ensure_future(pump(proc.stderr, err))}
+    try:
+        proc.stdin.write(data)
+        await proc.stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):  # it exited without reading its job: its answer says so
+        pass
+    proc.stdin.close()
+    exited_at: float | None = None
+    try:
+        while pumps:
+            done, pumps = await asyncio.wait(pumps, timeout=_POLL_S)  # both at EOF: at once, as communicate()
+            for task in done:
+                task.result()
+            if pumps and proc.returncode is not None:
+                exited_at = exited_at or time.monotonic()
+                if time.monotonic() - exited_at >= EXIT_GRACE_S:
+                    break
+    finally:
+        for task in pumps:
+            task.cancel()
+        await asyncio.gather(*pumps, return_exceptions=True)
+    if not pumps:
+        await proc.wait()
+    return bytes(out), bytes(err)
 
 
 def _count(v: Any) -> int | None:

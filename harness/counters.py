@@ -113,7 +113,9 @@ def build_counters(
         loopbench_worker_cpu_s=loopbench_worker_cpu_s,
         loopbench_runner_cpu_s=loopbench_runner_cpu_s,
         peak_rss_mb=peak_rss_mb,
-        pending_approvals=len(segments[-1].pending) if segments else None,
+        # a segment that never answered reported no pending calls: unknown, not zero
+        pending_approvals=len(segments[-1].pending) if segments and segments[-1].outcome_signals.ended != "hung"
+        else None,
         duplicate_effects=sum(1 for e in calls if e.duplicate_effect),
         resumes=sum(1 for s in segments if s.kind == "resume"),
         max_request_growth_bytes=max(growth) if growth else None,

@@ -62,7 +62,13 @@ class OutputUnwritable(LoopbenchError):
 
 
 class WorkerHung(LoopbenchError):
-    """A worker gave no answer within the segment's hard timeout (the run is `hung`; the worker is replaced)."""
+    """A worker gave no answer within the segment's hard timeout (the run is `hung`; the worker is replaced).
+    `waited_s`: how long the runner waited for the answer, so the hung segment's time is in the record; `pid`:
+    the worker that hung (already killed)."""
+
+    def __init__(self, message: str, waited_s: float, pid: int | None = None):
+        super().__init__(message)
+        self.waited_s, self.pid = waited_s, pid
 
 
 class WorkerDied(LoopbenchError):

@@ -72,8 +72,8 @@ def judge(task: TaskIdentity, ev: TaskEvidence, trace: str | None = None) -> Jud
     segments, results = ev.segments, ev.results
     last: NativeSignals | None = segments[-1].outcome_signals if segments else None
     hung = ev.hung_reason is not None
-    if hung and last is None:
-        last = NativeSignals(ended="raised")
+    if hung and last is None:  # the runner records the hung segment; a judge fed without one still says hung
+        last = NativeSignals(ended="hung")
     evidence = completion_holds(scenario.completion, last.final_text if last else None, ev.ledger)
     decision = derive_outcome(last, harness_error=ev.harness_error, hung=hung, capped=ev.capped, evidence=evidence)
     counters = build_counters(

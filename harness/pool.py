@@ -2,7 +2,8 @@
 
 A slot is a pair of workers for one framework at a time: runs go to the first, resumes to the second, so a
 resume always happens in another process. A worker that passes a job's timeout is killed with its process
-group (the framework's children die with it) and started again on the next job.
+tree and group (the framework's children die with it, even those in a session of their own) and started again
+on the next job.
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
+
+import psutil
 
 from loopbench.harness.errors import WorkerDied, WorkerHung
 from loopbench.harness.messages import WorkerAnswer, WorkerJob
+from loopbench.harness.reaper import kill_descendants
 
 WARM_TIMEOUT_S = 180.0  # a worker's start-up and SDK imports, not counted in any run's timeout
 
@@ -64,6 +69,7 @@ class Worker:
                 return answer
             self._warm.add(job.framework)
         assert self.proc is not None and self.proc.stdin is not None
+        sent = time.perf_counter()
         try:
             self.proc.stdin.write(job.model_dump_json() + "\n")
             self.proc.stdin.flush()
@@ -73,8 +79,11 @@ class Worker:
         try:
             line = self._lines.get(timeout=timeout_s)
         except queue.Empty:
+            pid = self.pid
             self.kill()
-            raise WorkerHung(f"no answer within the hard timeout of {timeout_s:.0f} s") from None
+            what = "its start-up" if job.op == "warm" else "the segment"
+            raise WorkerHung(f"no answer within the hard timeout of {timeout_s:.0f} s ({what})",
+                             waited_s=time.perf_counter() - sent, pid=pid) from None
         if line is None:
             code = self.proc.wait()
             self.proc = None
@@ -82,9 +91,19 @@ class Worker:
         return WorkerAnswer.model_validate_json(line)
 
     def kill(self) -> None:
-        """Kill the worker and every process of its group (framework children: the Claude CLI, Node)."""
+        """Kill the worker, its whole process tree and every process of its group (framework children: the
+        Claude CLI, Node). The tree first, while the worker still holds it: a descendant in a session of its own
+        (`setsid`) is not in the group, and once the worker is dead it would be reparented out of reach. The
+        worker is stopped first, so it starts nothing new meanwhile."""
         if self.proc is None:
             return
+        if self.proc.poll() is None:  # not yet reaped: its pid is still this worker's
+            try:
+                worker = psutil.Process(self.proc.pid)
+                worker.suspend()
+                kill_descendants(worker)
+            except psutil.NoSuchProcess:
+                pass
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:

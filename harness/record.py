@@ -8,7 +8,9 @@ derived from `Counters`' fields here. It imports nothing else of loopbench, so r
 The outcome rules and the verdict live in harness/outcome.py and harness/verdict.py.
 
 Schema history: v1 (until loopbench 0.1.0's fair-cells release) had `pauses` for the segments, untyped
-`native` and `limits`, and no loopbench version; `migrate` reads it as v2 (see its docstring).
+`native` and `limits`, and no loopbench version; v2 recorded no segment for one that passed its hard timeout;
+v3 records it, with `ended: hung` and the time waited. `migrate` reads both older versions as v3 (see its
+docstring).
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 Outcome = Literal[
     "completed", "incomplete", "limit_steps", "limit_budget", "limit_deadline", "awaiting_approval",
@@ -130,7 +132,8 @@ class ReportedCounters(Frozen):
 class NativeSignals(Frozen):
     """The framework's own signals for one run segment, as the adapter mapped them. No scenario knowledge."""
 
-    ended: Literal["returned", "raised", "paused"]
+    # hung: the segment gave no answer within its hard timeout (set by the runner, never by an adapter)
+    ended: Literal["returned", "raised", "paused", "hung"]
     final_text: str | None = None
     limit: LimitKind | None = None
     limit_signal: Literal["raised", "handled", "inferred"] | None = None
@@ -383,12 +386,16 @@ class MigrationError(ValueError):
 def migrate(raw: dict[str, Any]) -> dict[str, Any]:
     """A raw record of any readable schema version as the current one (validate the result with RunRecord).
 
-    v1 -> v2: `pauses` -> `segments`; `native.settings.mechanisms` -> `native.mechanisms`; each limit's keys
-    other than neutral / native / formula / note folded into its `note` ("key: value"); `loopbench_version`
-    null (v1 did not record it)."""
+    v2 -> v3: unchanged but for the version (a v2 record of a `hung` task lacks the hung segment: it was never
+    recorded, so none is made up).
+    v1 -> v2 (then as v2): `pauses` -> `segments`; `native.settings.mechanisms` -> `native.mechanisms`; each
+    limit's keys other than neutral / native / formula / note folded into its `note` ("key: value");
+    `loopbench_version` null (v1 did not record it)."""
     version = raw.get("schema_version")
     if version == SCHEMA_VERSION:
         return raw
+    if version == 2:
+        return {**raw, "schema_version": SCHEMA_VERSION}
     if version != 1:
         raise MigrationError(f"schema_version {version!r}: this loopbench reads versions "
                              f"{', '.join(map(str, READABLE_VERSIONS))}")

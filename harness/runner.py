@@ -45,7 +45,14 @@ from loopbench.harness.messages import JobContext, WorkerJob
 from loopbench.harness.model_server.app import ModelServer, running
 from loopbench.harness.pool import Slot
 from loopbench.harness.progress import make_progress
-from loopbench.harness.record import Capabilities, RunRecord, Segment, SegmentResult
+from loopbench.harness.record import (
+    Capabilities,
+    NativeSignals,
+    ReportedCounters,
+    RunRecord,
+    Segment,
+    SegmentResult,
+)
 from loopbench.harness.results_store import RESULTS_NAME, OutLock, ResultsStore, TaskKey
 from loopbench.harness.scenario import Scenario
 from loopbench.harness.schedule import Schedule, SlotGovernor, SlotKind, waiting_slot_count
@@ -198,8 +205,13 @@ class Suite:
                     if result.snapshot is None:  # an in-process pause (e.g. a callback): nothing to resume
                         break
                     snapshots.append(Path(result.snapshot))
-        except WorkerHung as exc:
+        except WorkerHung as exc:  # the segment that never answered is recorded too, with the time waited for it
             hung_reason = str(exc)
+            segments.append(Segment(
+                kind=op, from_pause=pause, decisions=decisions,  # type: ignore[arg-type]
+                outcome_signals=NativeSignals(ended="hung", exception_message=hung_reason),
+                counters=ReportedCounters(), elapsed_s=round(exc.waited_s, 3), worker_pid=exc.pid,
+            ))
         except WorkerDied as exc:
             harness_error = f"worker died: {exc}"
         except Exception as exc:  # loopbench broke on this task: that task is `error`, the suite goes on

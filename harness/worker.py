@@ -20,6 +20,9 @@ import time
 import traceback
 from pathlib import Path
 
+import psutil
+
+from loopbench.harness import reaper
 from loopbench.harness.adapter import Adapter, RunContext, adapter_class
 from loopbench.harness.messages import WorkerAnswer, WorkerJob
 from loopbench.harness.own_work import OWN_WORK
@@ -65,14 +68,21 @@ def handle(job: WorkerJob) -> WorkerAnswer:
     ctx = RunContext(**job.ctx.model_dump())
     for d in (ctx.task_dir, ctx.work_dir, ctx.snapshot_dir):
         d.mkdir(parents=True, exist_ok=True)
+    # what lives now (the adapter's long-lived children, started at warm-up) outlives the segment; whatever
+    # the segment starts does not, even what left this process group (reaper.py)
+    kept = reaper.descendants()
     OWN_WORK.take()  # start the segment's count at zero
     cpu0, t0 = _cpu_s(), time.perf_counter()
-    if job.op == "run":
-        segment = _loop.run(adapter.run(scenario, ctx))
-    else:
-        assert job.snapshot is not None, "a resume job needs a snapshot"
-        segment = _loop.run(adapter.resume(scenario, job.snapshot, job.decisions, ctx))
-    elapsed, cpu, own = time.perf_counter() - t0, _cpu_s() - cpu0, OWN_WORK.take()
+    try:
+        if job.op == "run":
+            segment = _loop.run(adapter.run(scenario, ctx))
+        else:
+            assert job.snapshot is not None, "a resume job needs a snapshot"
+            segment = _loop.run(adapter.resume(scenario, job.snapshot, job.decisions, ctx))
+    finally:
+        elapsed = time.perf_counter() - t0
+        reaper.end_strays(kept)  # also when the adapter raised; reaped before the CPU is read: theirs counts
+    cpu, own = _cpu_s() - cpu0, OWN_WORK.take()
     return WorkerAnswer(ok=True, segment=segment, elapsed_s=elapsed, cpu_s=cpu + segment.live_child_cpu_s,
                         own_cpu_s=own + segment.live_child_own_cpu_s, peak_rss_mb=_peak_rss_mb(), pid=os.getpid())
 
@@ -81,19 +91,24 @@ PARENT_POLL_S = 0.5
 
 
 def _die_with_parent() -> None:
-    """When the runner is gone (killed, even with -9), take this worker's whole process group with it: the
-    framework's children (a Claude CLI, a Node driver) are in it, and nobody else would ever stop them."""
+    """When the runner is gone (killed, even with -9), take this worker's whole process tree and group with it:
+    the framework's children (a Claude CLI, a Node driver) are in them, and nobody else would ever stop them.
+    The tree first: a descendant in a session of its own (`setsid`) is not in the group."""
     parent = os.getppid()
 
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(PARENT_POLL_S)
+        reaper.kill_descendants(psutil.Process())
         os.killpg(os.getpgrp(), signal.SIGKILL)
 
     threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
 
 
 def main() -> None:
+    # orphans among the runs' descendants (a `setsid` child whose parent exited) become this worker's children,
+    # so they stay in its process tree, where end_strays() and the pool's kill() find them (no-op off Linux)
+    reaper.become_subreaper()
     # the protocol channel is a private copy of stdout; fd 1 then points at stderr, so whatever a framework
     # prints cannot corrupt the protocol
     _die_with_parent()
@@ -112,6 +127,7 @@ def main() -> None:
         channel.write(answer.model_dump_json() + "\n")
         channel.flush()
     _loop.close()  # stdin closed: finalize what lives in the loop (the ledger's HTTP session) before exiting
+    reaper.end_escaped()  # what left this group would survive the pool's killpg
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from loopbench.reports.frames import (
     environment_rows,
     matrix_frame,
     mechanisms_frame,
+    run_line,
     stability_frame,
     units_frame,
 )
@@ -247,7 +248,7 @@ SCORECARD_NOTE = (
 
 
 def render_markdown(data: ReportData) -> str:
-    out = ["# loopbench report", "", f"Results: `{data.results.path}`", ""]
+    out = ["# loopbench report", "", run_line(data.env), ""]
     for w in data.results.warnings:
         out.append(f"> ⚠ {w}\n")
     out += ["## Scorecard", "", SCORECARD_NOTE, ""]
@@ -687,7 +688,7 @@ def render_html(data: ReportData) -> str:
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1"><link rel="icon" href="data:,">'
         f"<title>loopbench report</title><style>{CSS}</style></head><body>"
-        f"<h1>loopbench report</h1><p class=small>{esc(data.results.path)}</p><nav>{nav}</nav>{body}"
+        f"<h1>loopbench report</h1><p class=small>{esc(run_line(data.env))}</p><nav>{nav}</nav>{body}"
         f"<script>{SCRIPT}</script></body></html>\n"
     )
 

@@ -348,6 +348,16 @@ def environment(records: list[RunRecord]) -> dict[str, Any]:
     }
 
 
+def run_line(env: dict[str, Any]) -> str:
+    """The report's first line: which run it shows, in terms a reader can check (when the runs started, the
+    loopbench revision, the framework versions), never the working path the results were read from."""
+    started = env["runs_started"].replace("T", " ").replace("+00:00", " UTC") or "unknown"
+    versions = ", ".join(f"{fw} {'/'.join(info['framework_version']) or '?'}" for fw, info in env["frameworks"].items())
+    return (f"{env['runs']} runs, started {started}; loopbench revision "
+            f"{', '.join(env['loopbench_revision']) or 'unknown'}; {versions or 'no framework'} "
+            "(the whole environment is at the end of the report)")
+
+
 def environment_rows(env: dict[str, Any]) -> list[tuple[str, str]]:
     """The environment as (what, value) lines, for every output format."""
     rows = [

@@ -12,6 +12,10 @@ from typing import Any
 import pytest
 
 from loopbench.harness.scenario import SCENARIO_DIR, Scenario, load_defaults, parse_scenario
+from tests.offline_fixtures import use_project_caches
+
+# uv and npm, for every test and its children, read the checkout's caches only (never the machine's)
+use_project_caches(os.environ)
 
 _keys = itertools.count(1)
 

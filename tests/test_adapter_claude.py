@@ -280,10 +280,13 @@ def test_deny_continue_tells_the_model(records, variant):
 def test_resume_twice_against_the_live_session_store_never_returns(records):
     """Both resumes use the task's one live config dir, as a Claude user's app does. The first runs the deferred
     send once and completes; the second finds nothing deferred, and the CLI makes no request and yields no
-    ResultMessage (probes/claude/fair.py resume-twice), so the runner records `hung` at the hard timeout."""
+    ResultMessage (probes/claude/fair.py resume-twice), so the runner records `hung` at the hard timeout: the
+    second resume is the record's last segment, `ended: hung`, and the task's time includes the wait."""
     r = records[("resume_twice", "default")]
     assert r.outcome == "hung" and "hard timeout" in (r.error_reason or "")
-    assert [s.kind for s in r.segments] == ["run", "resume"] and r.segments[1].outcome_signals.ended == "returned"
+    assert [(s.kind, s.outcome_signals.ended) for s in r.segments] == [
+        ("run", "paused"), ("resume", "returned"), ("resume", "hung")]
+    assert r.segments[2].elapsed_s >= 60 and r.counters.elapsed_s == round(sum(s.elapsed_s for s in r.segments), 3)
     assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.duplicate_effects == 0
     # no request after the first resume's: the pause (2 requests) + the first resume (2)
     assert r.counters.model_requests_observed == 4

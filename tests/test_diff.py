@@ -152,9 +152,9 @@ def test_bad_input(tmp_path: Path) -> None:
         diff_results(other, DATA)
 
     def edit(r: dict) -> None:
-        r["schema_version"] = 3
+        r["schema_version"] = 4
 
-    with pytest.raises(SchemaMismatch, match="schema_version 3"):
+    with pytest.raises(SchemaMismatch, match="schema_version 4"):
         diff_results(DATA, _edited(tmp_path, edit))
 
 

@@ -13,12 +13,16 @@ from pathlib import Path
 
 import pytest
 
+from tests import offline_fixtures
+
 ROOT = Path(__file__).resolve().parent.parent
 UV = Path(sys.executable).parent / "uv"
 
 
 @pytest.fixture(scope="module")
 def plugin_env(tmp_path_factory) -> dict[str, str]:
+    if (why := offline_fixtures.missing()) is not None:
+        pytest.fail(why)
     target = tmp_path_factory.mktemp("plugin-site")
     done = subprocess.run([str(UV), "pip", "install", "-q", "--offline", "--no-deps", "--python", sys.executable,
                            "--target", str(target), str(ROOT / "examples" / "external_adapter")],

@@ -1,7 +1,8 @@
 """The version matrix: version specs checked before anything is built; the drift between releases found cell
-by cell and said in words; and a two-release matrix of one framework built offline (the uv cache `make test`
-fills), with records of both versions, a drift report, its environments reused by a second run, and a release
-the adapter cannot drive reported as unavailable, not fatal."""
+by cell and said in words; and a two-release matrix of one framework built offline (from the checkout's uv
+cache that `make test` fills, tests/offline_fixtures.py), with records of both versions, a drift report, its
+environments reused by a second run, and a release the adapter cannot drive reported as unavailable, not
+fatal."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from loopbench.harness.errors import BadInput
 from loopbench.matrix import VersionSet, parse_versions
 from loopbench.reports.drift import drift, matrix_frame, render
 from loopbench.reports.load import load_records
+from tests import offline_fixtures
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "reports_small"
@@ -58,29 +60,33 @@ def test_drift_names_each_change_at_the_release_it_happened():
 
 def _matrix(tmp_path: Path, out: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LOOPBENCH_CACHE": str(tmp_path / "cache"), "LOOPBENCH_MATRIX_OFFLINE": "1"}
+    releases = ",".join([*offline_fixtures.matrix_releases(), "0.0.1"])
     return subprocess.run(
-        [sys.executable, "-m", "loopbench.cli", "matrix", "--versions", "openai-agents=0.23.1,0.24.0,0.0.1",
+        [sys.executable, "-m", "loopbench.cli", "matrix", "--versions", f"openai-agents={releases}",
          "-s", "support_draft_completes", "-s", "runaway_step_limit", "-f", "openai-agents:default", "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
 
 
 def test_a_two_release_matrix_builds_runs_merges_and_reuses_its_environments(tmp_path):
+    if (why := offline_fixtures.missing()) is not None:
+        pytest.fail(why)
+    other, locked = offline_fixtures.matrix_releases()
     out = tmp_path / "mx"
     done = _matrix(tmp_path, out)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     records = load_records(out)
-    assert sorted({r.framework_version for r in records}) == ["0.23.1", "0.24.0"]
+    assert {r.framework_version for r in records} == {other, locked}
     assert {(r.scenario, r.variant) for r in records} == {("support_draft_completes", "default"),
                                                          ("runaway_step_limit", "default")}
     assert all(r.packages["openai-agents"] == r.framework_version for r in records)
     sets = {s["version"]: s for s in json.loads((out / "sets.json").read_text())}
-    assert sets["0.23.1"]["status"] == sets["0.24.0"]["status"] == "ran"
+    assert sets[other]["status"] == sets[locked]["status"] == "ran"
     assert sets["0.0.1"]["status"] == "unavailable" and sets["0.0.1"]["reason"]  # reported, the matrix went on
     md = (out / "report.md").read_text()
     assert "## Drift" in md and "| openai-agents | 0.0.1 | openai-agents | unavailable |" in md
-    assert "openai-agents 0.23.1" in md and "openai-agents 0.24.0" in md
+    assert f"openai-agents {other}" in md and f"openai-agents {locked}" in md
     again = _matrix(tmp_path, tmp_path / "mx2")
     assert again.returncode == 0, again.stderr[-2000:]
     reused = {s["version"]: s["reused_environment"] for s in json.loads((tmp_path / "mx2" / "sets.json").read_text())
               if s["status"] == "ran"}
-    assert reused == {"0.23.1": True, "0.24.0": True}
+    assert reused == {other: True, locked: True}

@@ -1,8 +1,9 @@
 """One installable distribution: a wheel built from the repo, installed into a fresh venv outside the checkout,
 lists the suite and runs a scenario from another directory; its modules import one namespace, `loopbench`.
 
-Offline: the wheel is built and its dependencies installed from uv's cache (filled by `make install`), and the
-Node driver's packages from npm's cache (`npm_config_offline`), into a private loopbench cache directory.
+Offline: the wheel is built and its dependencies installed from the checkout's uv cache (filled by `make test`,
+tests/offline_fixtures.py), and the Node driver's packages from the checkout's npm cache (`npm_config_offline`),
+into a private loopbench cache directory.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import offline_fixtures
+
 ROOT = Path(__file__).resolve().parent.parent
 UV = Path(sys.executable).parent / "uv"
 PACKAGE_DIRS = ("loopbench", "harness", "adapters", "reports", "scenarios")
@@ -30,15 +33,10 @@ def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def wheel_venv(tmp_path_factory) -> Path:
-    if not UV.exists():
-        pytest.fail(f"{UV} is missing: `make install` puts uv in the project's venv")
+    if (why := offline_fixtures.missing()) is not None:
+        pytest.fail(why)
     tmp = tmp_path_factory.mktemp("wheel")
-    # built from a copy of the tracked files, as from a clean clone (no stale build/ dir, no node_modules)
-    src = tmp / "src"
-    for name in _run(["git", "ls-files"], cwd=ROOT).stdout.splitlines():
-        if (ROOT / name).is_file():
-            (src / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, src / name)
+    src = offline_fixtures.tracked_copy(tmp / "src")  # as from a clean clone (no stale build/, no node_modules)
     _run([str(UV), "build", "--wheel", "--offline", "--out-dir", str(tmp / "dist"), str(src)])
     (wheel,) = (tmp / "dist").glob("loopbench-*.whl")
     venv = tmp / "venv"

@@ -145,7 +145,7 @@ def test_run_record_round_trips_through_json():
                     outcome_rule=8, verdict="conforms", counters=Counters(model_requests_observed=3),
                     requests=[req(1)], segments=[seg()])
     again = RunRecord.model_validate_json(rec.model_dump_json())
-    assert again == rec and again.schema_version == 2
+    assert again == rec and again.schema_version == 3
 
 
 # ---------------------------------------------------------------- schema v2: vocabulary, migration
@@ -187,11 +187,11 @@ V1 = {
 }
 
 
-def test_a_v1_record_is_migrated_to_v2():
+def test_a_v1_record_is_migrated_to_the_current_version():
     from loopbench.harness.record import migrate
 
     rec = RunRecord.model_validate(migrate(V1))
-    assert rec.schema_version == 2 and rec.loopbench_version is None
+    assert rec.schema_version == 3 and rec.loopbench_version is None
     assert [s.kind for s in rec.segments] == ["run"]
     assert rec.native.mechanisms == {"deny_stop": "a hook"} and rec.native.settings == {"graph": "g"}
     assert rec.native.signals is not None and rec.native.signals.final_text == "done"
@@ -205,13 +205,28 @@ def test_a_v1_record_is_migrated_to_v2():
 def test_a_record_that_cannot_be_migrated_says_why():
     from loopbench.harness.record import MigrationError, migrate
 
-    with pytest.raises(MigrationError, match="schema_version 7: this loopbench reads versions 1, 2"):
+    with pytest.raises(MigrationError, match="schema_version 7: this loopbench reads versions 1, 2, 3"):
         migrate({**V1, "schema_version": 7})
     with pytest.raises(MigrationError, match="limits.max_model_calls: 8 is not a limit translation"):
         migrate({**V1, "limits": {"max_model_calls": 8}})
 
 
-def test_v1_results_files_are_read_as_v2(tmp_path):
+def test_a_v2_record_is_read_as_v3_unchanged():
+    from loopbench.harness.record import migrate
+
+    v2 = {**migrate(V1), "schema_version": 2}
+    assert migrate(v2) == {**v2, "schema_version": 3}
+
+
+def test_a_hung_segment_is_a_signal_only_the_runner_sets():
+    from loopbench.harness.record import NativeSignals
+
+    assert NativeSignals(ended="hung").ended == "hung"
+    with pytest.raises(ValueError):
+        NativeSignals(ended="stuck")
+
+
+def test_v1_results_files_are_read_as_the_current_version(tmp_path):
     import json
 
     from loopbench.reports.load import load_records
@@ -219,4 +234,4 @@ def test_v1_results_files_are_read_as_v2(tmp_path):
     f = tmp_path / "results.jsonl"
     f.write_text(json.dumps(V1) + "\n")
     (rec,) = load_records(f)
-    assert rec.schema_version == 2 and rec.segments[0].elapsed_s == 0.5
+    assert rec.schema_version == 3 and rec.segments[0].elapsed_s == 0.5

@@ -165,6 +165,11 @@ def test_build_reports_writes_every_format(results_dir: Path) -> None:
 
     md = (results_dir / "report.md").read_text()
     assert md.startswith("# loopbench report")
+    # the first line says which run this is (time, revision, versions), not where the file was read from
+    head = md.splitlines()[2]
+    assert str(results_dir) not in md and "results.jsonl" not in head
+    assert head.startswith("23 runs, started 2026-11-30 11:56:25 UTC") and "loopbench revision 18bb9f7+dirty" in head
+    assert "openai-agents 0.24.0" in head
     assert md.index("## Scorecard") < md.index("## Comparison matrix") < md.index("## Environment")
     env_part = md.split("## Environment")[1]
     assert "loopbench revision | 18bb9f7+dirty" in env_part and "Python | 3.11.7" in env_part
@@ -185,6 +190,8 @@ def test_build_reports_writes_every_format(results_dir: Path) -> None:
     assert summary["environment"]["frameworks"]["langgraph"]["framework_version"] == ["1.2.24"]
 
     page = (results_dir / "report.html").read_text()
+    header = page.split("<nav>")[0]
+    assert str(results_dir) not in header and "loopbench revision 18bb9f7+dirty" in header
     assert "http://" not in page and "https://" not in page  # one self-contained file
     assert page.count("data:image/png;base64,") == 3
     for r in load_records(results_dir):

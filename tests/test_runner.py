@@ -49,6 +49,10 @@ def test_crash_hang_and_death_are_isolated_and_the_others_complete(tmp_path):
     assert recs["double-crash"].outcome == "error" and "adapter bug on purpose" in recs["double-crash"].error_reason
     assert recs["double-hang"].outcome == "hung" and recs["double-hang"].outcome_rule == 2
     assert "hard timeout" in recs["double-hang"].error_reason
+    hung = recs["double-hang"]  # the segment that never answered is in the record, with the time waited for it
+    assert [(s.kind, s.outcome_signals.ended) for s in hung.segments] == [("run", "hung")]
+    assert hung.segments[0].elapsed_s >= 2.0 and hung.counters.elapsed_s == hung.segments[0].elapsed_s
+    assert hung.segments[0].worker_pid is not None and hung.counters.pending_approvals is None
     assert recs["double-die"].outcome == "error" and "exited with code 3" in recs["double-die"].error_reason
     assert recs["double-onecall"].outcome == "incomplete"
     assert summary.errors == 2
