@@ -96,7 +96,7 @@ from loopbench.adapters import kit
 from loopbench.adapters.kit import ANTHROPIC_ID_PREFIX
 from loopbench.harness.adapter import Adapter, Capabilities, RunContext
 from loopbench.harness.errors import LoopbenchError
-from loopbench.harness.ledger_http import LedgerClient
+from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 

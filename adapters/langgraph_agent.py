@@ -95,7 +95,7 @@ from typing import Any, ClassVar
 
 from loopbench.adapters.kit import ToolDenied, ToolFailed, in_chain, neutral_id
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
-from loopbench.harness.ledger_http import LedgerClient
+from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 

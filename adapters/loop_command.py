@@ -15,7 +15,7 @@ answer: {"ended": "returned" | "raised", "final_text", "requests", "limits": {ne
 
 A limit the answer does not name as applied is recorded as unsupported; a loop that exits without an answer
 line is `error` with its exit code and the end of its stderr. The loop is done when it exits, even if a child it
-left holds its stdout open; the worker ends such children with the segment (harness/reaper.py).
+left holds its stdout open; the worker ends such children with the segment (harness/run/reaper.py).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from loopbench.harness.adapter import TOOL_CHOICE_INTENTS, Adapter, Capabilities, RunContext
-from loopbench.harness.ledger_http import TOKEN_HEADER
+from loopbench.harness.ledger.http import TOKEN_HEADER
 from loopbench.harness.record import (
     LimitTranslation,
     NativeSignals,
@@ -148,7 +148,7 @@ async def _communicate(proc: asyncio.subprocess.Process, data: bytes) -> tuple[b
     """`proc.communicate(data)`, but done once the loop has exited: a child it left running (in a session of its
     own, say) may hold its stdout and stderr open, and communicate() would wait for their EOF, and the run with
     it, until the hard timeout. Whatever the loop wrote is read by then; the worker ends that child after the
-    segment (harness/reaper.py). The loop's exit is seen from its return code: in Python 3.11, `wait()` too
+    segment (harness/run/reaper.py). The loop's exit is seen from its return code: in Python 3.11, `wait()` too
     waits for the pipes."""
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     out, err = bytearray(), bytearray()

@@ -1,4 +1,13 @@
-"""loopbench core (`loopbench.harness`): scenarios, scripted model server, tool ledger, run records, runner.
+"""loopbench core (`loopbench.harness`): scenarios, the scripted model server, the tool ledger, judging, runs
+and results. The core never imports a framework SDK or the reports; adapters depend on it, never the reverse.
 
-The core never imports a framework SDK or the reports; adapters depend on it, never the reverse.
+Its layers, each importing only from those above it in this list (tests/test_layers.py checks it):
+
+1. the shared vocabulary, in this folder: `record` (the run record and its closed vocabularies), `errors`
+   (the one exception root), `markers` (scripted output markers), `own_work` (loopbench's own CPU);
+2. `scenario/`: what a scenario file may say, and loading it;
+3. `model_server/` (the scripted model over the providers' wire protocols), `ledger/` (tool-call ground
+   truth), `judge/` (a task's evidence into a record, pure), `results/` (results files and their history),
+   and `adapter` (the adapter contract and the registry, in this folder): each from layers 1-2 only;
+4. `run/`: the runner, its worker processes and their schedule, over everything above.
 """

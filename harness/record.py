@@ -5,7 +5,7 @@ This module owns the record's vocabulary — outcomes, verdicts, limit kinds, an
 label, whether it measures time, whether segments' reported values are summed) — so every list of counter
 names elsewhere (scenario `expect` keys, the summing of segments, report labels, what `diff` compares) is
 derived from `Counters`' fields here. It imports nothing else of loopbench, so reports can depend on it alone.
-The outcome rules and the verdict live in harness/outcome.py and harness/verdict.py.
+The outcome rules and the verdict live in harness/judge/outcome.py and harness/judge/verdict.py.
 
 Schema history: v1 (until loopbench 0.1.0's fair-cells release) had `pauses` for the segments, untyped
 `native` and `limits`, and no loopbench version; v2 recorded no segment for one that passed its hard timeout;
@@ -269,7 +269,7 @@ class Counters(BaseModel):
     cost_usd_reported: float | None = counter(
         "cost reported $", "the framework's own cost estimate", summed=True)
     cost_usd_observed: float | None = counter(
-        "cost $", "the served usage priced by harness/prices.py (null for a model without a price)")
+        "cost $", "the served usage priced by harness/judge/prices.py (null for a model without a price)")
     elapsed_s: float | None = counter("elapsed s", "wall time of the task's segments", timing=True)
     cpu_s: float | None = counter("cpu s", "CPU time of the workers (and their children) in the segments",
                                   timing=True)

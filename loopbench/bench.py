@@ -48,9 +48,9 @@ from typing import Any
 import httpx
 
 from loopbench.harness.adapter import adapter_class, resolve_selection
-from loopbench.harness.environment import child_environment, environment
 from loopbench.harness.model_server import ModelServer, running
-from loopbench.harness.runner import RunPlan, Suite
+from loopbench.harness.run.environment import child_environment, environment
+from loopbench.harness.run.runner import RunPlan, Suite
 from loopbench.harness.scenario import Scenario, load_scenarios
 
 PLAIN_SCENARIO = "support_draft_completes"

@@ -23,6 +23,7 @@ from rich.table import Table
 
 from loopbench.harness.errors import BadInput, InputProblem
 from loopbench.harness.scenario import Scenario, load_scenarios
+from loopbench.reports.claims import known_claim_ids
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="How does my agent framework's loop really stop?")
 out = Console()
@@ -59,7 +60,8 @@ ScenarioPaths = Annotated[list[Path] | None, typer.Option(
 def _load(paths: list[Path] | None) -> list[Scenario]:
     from loopbench.harness.scenario import expand_paths
 
-    return load_scenarios(expand_paths(paths)) if paths else load_scenarios()
+    claims = known_claim_ids()
+    return load_scenarios(expand_paths(paths) if paths else None, claim_ids=claims)
 
 
 def _select(scenarios: list[Scenario], globs: list[str]) -> list[Scenario]:
@@ -148,7 +150,7 @@ def validate(
     Example: `loopbench validate --scenarios my_scenarios/` (a file's defaults come from the _suite.yaml beside
     it)"""
     try:
-        scenarios = load_scenarios(files) if files else _load(scenarios_from)
+        scenarios = load_scenarios(files, claim_ids=known_claim_ids()) if files else _load(scenarios_from)
     except BadInput as exc:
         raise _fail(exc) from None
     from loopbench.harness.scenario import SUITE_DEFAULTS_FILE
@@ -211,7 +213,7 @@ def run(
       loopbench run --junit junit.xml --fail-on deviation   # in CI: a testcase per cell, fail on any deviation
     """
     from loopbench.harness.adapter import describe_frameworks, resolve_selection
-    from loopbench.harness.history import latest_results, new_results_dir, refuse_existing
+    from loopbench.harness.results.history import latest_results, new_results_dir, refuse_existing
 
     on_first_record = None
     try:
@@ -240,12 +242,12 @@ def run(
     if not runnable:
         out.print("no adapter is available yet: nothing to run")
         raise typer.Exit(0)
-    from loopbench.harness.runner import RunPlan, run_suite
+    from loopbench.harness.run.runner import RunPlan, run_suite
 
     try:
         cores = os.cpu_count() or 1
         # an explicit --jobs is exact; by default the runner starts a slot per core and opens one more while the
-        # runs wait rather than compute (harness/schedule.py: why not more)
+        # runs wait rather than compute (harness/run/schedule.py: why not more)
         plan = RunPlan(scenarios=scenarios, variants=runnable, repeat=repeat, jobs=jobs or cores,
                        max_jobs=None if jobs else cores + 1, out_dir=out_dir, resume_partial=resume_partial,
                        on_first_record=on_first_record)
@@ -323,7 +325,7 @@ def _register_loop(command: str, name: str) -> None:
 
 
 def _pointer_mover(target: Path) -> Callable[[], None]:
-    from loopbench.harness.history import point_latest
+    from loopbench.harness.results.history import point_latest
 
     def move() -> None:
         try:
@@ -335,7 +337,7 @@ def _pointer_mover(target: Path) -> Callable[[], None]:
 
 
 def _results_or_latest(results: Path | None) -> Path:
-    from loopbench.harness.history import latest_results
+    from loopbench.harness.results.history import latest_results
 
     return results if results is not None else latest_results()
 

@@ -103,7 +103,7 @@ def parse_versions(specs: list[str], source: str = "--versions") -> list[Version
 
 def read_versions_file(path: Path) -> list[str]:
     """The file form: a YAML mapping `package: [versions]`, as `PKG=V1,V2` specs."""
-    from loopbench.harness.yaml_input import InputError, read_yaml
+    from loopbench.harness.scenario.yaml_input import InputError, read_yaml
 
     try:
         data = read_yaml(path)

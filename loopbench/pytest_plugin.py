@@ -96,7 +96,7 @@ class _Controller:
             self.baseline = {c.key: c for c in cells(load_records(baseline))}
 
     def start(self) -> None:
-        from loopbench.harness.runner import RunPlan
+        from loopbench.harness.run.runner import RunPlan
 
         wanted = [i for i in self.items if not i.unavailable]
         scenarios = list({i.scenario.id: i.scenario for i in wanted}.values())
@@ -110,7 +110,7 @@ class _Controller:
         self.thread.start()
 
     def _run(self, plan: Any) -> None:
-        from loopbench.harness.runner import run_suite
+        from loopbench.harness.run.runner import run_suite
 
         try:
             summary = run_suite(plan)
@@ -170,10 +170,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from loopbench.harness.errors import BadInput
     from loopbench.harness.record import column_of
     from loopbench.harness.scenario import expand_paths, load_scenarios
+    from loopbench.reports.claims import known_claim_ids
 
     try:
         paths = [Path(p) for p in config.getoption("loopbench_scenarios")]
-        scenarios = load_scenarios(expand_paths(paths)) if paths else load_scenarios()
+        scenarios = load_scenarios(expand_paths(paths) if paths else None, claim_ids=known_claim_ids())
         selection = resolve_selection(config.getoption("loopbench_framework"))
     except BadInput as exc:
         raise pytest.UsageError(f"loopbench: {exc}") from None

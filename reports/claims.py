@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from loopbench.harness.errors import BadInput, InputProblem, validation_problems
 from loopbench.harness.record import RunRecord
-from loopbench.harness.yaml_input import InputError, read_yaml
+from loopbench.harness.scenario.yaml_input import InputError, read_yaml
 
 CLAIMS_FILE = Path(str(resources.files("loopbench.reports").joinpath("claims.yaml")))  # package data
 RECORD_FIELDS = frozenset(RunRecord.model_fields)
@@ -313,6 +313,12 @@ def _check(spec: CheckSpec, claim_framework: str) -> Check:
     sel = spec.select
     return Check(_names(sel.scenario) or [], _names(sel.framework if sel.framework is not None else claim_framework),
                  _names(sel.variant), list(spec.where), list(spec.require), spec.quantifier)
+
+
+def known_claim_ids(path: Path = CLAIMS_FILE) -> set[str]:
+    """The ids a scenario's `claims` may cite (what the core's scenario loader checks them against)."""
+    data = read_yaml(path) if path.exists() else None
+    return {c["id"] for c in (data or {}).get("claims", []) if isinstance(c, dict) and "id" in c}
 
 
 def load_claims(path: Path | str = CLAIMS_FILE) -> list[Claim]:

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from loopbench.harness.errors import BadInput, InputProblem, SchemaMismatch
 from loopbench.harness.record import READABLE_VERSIONS, MigrationError, RunRecord, migrate
-from loopbench.harness.results_store import RESULTS_NAME, read_lines
+from loopbench.harness.results.store import RESULTS_NAME, read_lines
 
 # the keys that make a JSON object look like a RunRecord at all (anything else is "not a results file")
 _IDENTITY_KEYS = ("run_id", "scenario", "framework")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from loopbench.harness.adapter import adapter_class, resolve_selection
 from loopbench.harness.record import RunRecord
-from loopbench.harness.runner import RunPlan, run_suite
+from loopbench.harness.run.runner import RunPlan, run_suite
 from loopbench.harness.scenario import load_scenarios
 
 # the slots `loopbench run` picks by default (a compute slot per core; the slow runs get waiting slots of their

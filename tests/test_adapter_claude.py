@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from loopbench.harness.prices import cost_usd
+from loopbench.harness.judge.prices import cost_usd
 from loopbench.harness.record import RunRecord
 from tests.suite_helpers import full_suite, run_framework
 
@@ -181,7 +181,7 @@ def test_token_budget_and_deadline_are_unsupported_not_dropped(records):
 
 
 def test_reported_cost_equals_the_served_usage_priced_by_the_table(records):
-    """The CLI prices claude-sonnet-4-5 like harness/prices.py: its total_cost_usd (summed per segment) equals the
+    """The CLI prices claude-sonnet-4-5 like harness/judge/prices.py: its total_cost_usd (summed per segment) equals the
     served usage × the price table, retries and resumes included."""
     compared = 0
     for key, r in records.items():

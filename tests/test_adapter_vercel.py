@@ -25,8 +25,8 @@ import pytest
 from loopbench.adapters import vercel_ai
 from loopbench.adapters.vercel_ai import DriverDied, DriverError, NodeDriver, VercelAIAdapter
 from loopbench.harness.adapter import RunContext
-from loopbench.harness.ledger import Ledger
-from loopbench.harness.ledger_http import ledger_routes
+from loopbench.harness.ledger.http import ledger_routes
+from loopbench.harness.ledger.store import Ledger
 from loopbench.harness.model_server.app import ModelServer, running
 from loopbench.harness.own_work import OWN_WORK
 from loopbench.harness.record import RunRecord

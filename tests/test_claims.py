@@ -8,8 +8,7 @@ import pytest
 import yaml
 
 from loopbench.harness.errors import BadInput
-from loopbench.harness.scenario import load_claim_ids
-from loopbench.reports.claims import CLAIMS_FILE, check_claims, evaluate, load_claims
+from loopbench.reports.claims import CLAIMS_FILE, check_claims, evaluate, known_claim_ids, load_claims
 from loopbench.reports.load import load_records
 
 DATA = Path(__file__).parent / "data" / "reports_small"
@@ -31,7 +30,7 @@ def _claims_file(tmp_path: Path, predicate, framework: str = "openai-agents") ->
 def test_claims_file_keeps_every_claim_and_gives_predicates() -> None:
     claims = load_claims()
     assert [c.id for c in claims] == [f"C{i:02d}" for i in range(1, 19)]
-    assert {c.id for c in claims} == load_claim_ids()
+    assert {c.id for c in claims} == known_claim_ids()
     assert all(c.source and c.text for c in claims)
     assert [c.id for c in claims if not c.checks] == ["C09"]  # needs a sub-agent scenario
     raw = yaml.safe_load(CLAIMS_FILE.read_text())["claims"]

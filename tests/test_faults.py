@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from loopbench.harness.record import RunRecord
-from loopbench.harness.runner import RunPlan, run_suite
+from loopbench.harness.run.runner import RunPlan, run_suite
 from loopbench.harness.scenario import load_scenarios
 from tests.doubles import DOUBLES
 
@@ -60,7 +60,7 @@ def _run(tmp_path: Path, variants, scenarios, predicate) -> tuple[dict[str, RunR
 def test_a_worker_killed_mid_run_is_an_error_and_the_rest_completes(tmp_path, doubles):
     def hang_worker(p: psutil.Process) -> bool:
         # the worker running the hanging double: the run worker of the slot that took double-hang
-        return "loopbench.harness.worker" in " ".join(p.cmdline()) and "double-hang-run" in _log_of(p)
+        return "loopbench.harness.run.worker" in " ".join(p.cmdline()) and "double-hang-run" in _log_of(p)
 
     recs, killed, took = _run(tmp_path, [("double-hang", "default"), ("double-onecall", "default")],
                               ("support_draft_completes",), hang_worker)
@@ -135,7 +135,7 @@ def _cli_run(tmp_path, *extra: str) -> tuple[subprocess.Popen[str], Path]:
 
 def _worker_pids(proc: subprocess.Popen[str]) -> list[int]:
     return [c.pid for c in psutil.Process(proc.pid).children()
-            if "loopbench.harness.worker" in " ".join(c.cmdline())]
+            if "loopbench.harness.run.worker" in " ".join(c.cmdline())]
 
 
 def _alive(pids: list[int], within_s: float) -> list[int]:
@@ -174,7 +174,7 @@ def test_a_full_disk_mid_run_stops_with_the_reason_and_continue_finishes(tmp_pat
     cause, the first record stays complete, and `--continue` drops the torn line and runs the rest."""
     import errno
 
-    from loopbench.harness.results_store import ResultsStore
+    from loopbench.harness.results.store import ResultsStore
 
     real_write, calls = ResultsStore._write, []
 

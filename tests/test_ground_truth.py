@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from loopbench.harness.prices import cost_usd
+from loopbench.harness.judge.prices import cost_usd
 from loopbench.harness.record import RunRecord
 from loopbench.harness.scenario import load_scenarios
 from tests.suite_helpers import suite_records

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from loopbench.cli import app
-from loopbench.harness.history import point_latest
+from loopbench.harness.results.history import point_latest
 
 RUN = ["run", "-f", "double-onecall", "-s", "support_draft_completes", "--jobs", "1"]
 

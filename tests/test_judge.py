@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from loopbench.harness.judge import TaskEvidence, TaskIdentity, judge
+from loopbench.harness.judge.judging import TaskEvidence, TaskIdentity, judge
 from loopbench.harness.record import (
     LedgerEntry,
     NativeSignals,

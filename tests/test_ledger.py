@@ -11,8 +11,8 @@ import pytest
 import yaml
 from starlette.applications import Starlette
 
-from loopbench.harness.ledger import Ledger
-from loopbench.harness.ledger_http import TOKEN_HEADER, ledger_routes
+from loopbench.harness.ledger.http import TOKEN_HEADER, ledger_routes
+from loopbench.harness.ledger.store import Ledger
 from loopbench.harness.markers import ERROR_MARK, RECEIPT_MARK, result_status
 from loopbench.harness.scenario import SCENARIO_DIR, parse_scenario
 
@@ -196,7 +196,7 @@ async def test_wait_settled_sees_an_abandoned_call_commit(ledger):
 
 
 def test_call_status_is_the_ground_truth_of_the_latest_finished_execution(make_scenario):
-    from loopbench.harness.ledger import Ledger
+    from loopbench.harness.ledger.store import Ledger
 
     sc = make_scenario([{"id": "t", "text": "x"}], tools={
         "lookup_policy": {"behavior": [{"error": {"kind": "recoverable", "message": "down"}}, {"result": "ok"}]},
@@ -215,7 +215,7 @@ def test_call_status_is_the_ground_truth_of_the_latest_finished_execution(make_s
 
 
 def test_decide_answers_the_scenarios_decision_and_records_an_approval_request(make_scenario):
-    from loopbench.harness.ledger import Ledger
+    from loopbench.harness.ledger.store import Ledger
 
     sc = make_scenario([{"id": "t", "calls": [{"id": "send_1", "tool": "send_reply", "args": {}}]},
                         {"id": "u", "after": {"call": "send_1"}, "text": "x"}],
@@ -230,7 +230,7 @@ def test_decide_answers_the_scenarios_decision_and_records_an_approval_request(m
 
 
 def test_a_template_substitutes_any_argument_name():
-    from loopbench.harness.ledger import render
+    from loopbench.harness.ledger.store import render
 
     args = {"ticket-id": "T-9", "user.name": "Ana", "plain_1": 3, "with space": "x"}
     text = "{args.ticket-id} {args.user.name} {args.plain_1} {args.with space} {args.missing}#{n}"

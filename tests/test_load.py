@@ -7,8 +7,8 @@ import asyncio
 
 import httpx
 
-from loopbench.harness.ledger import Ledger
-from loopbench.harness.ledger_http import TOKEN_HEADER, ledger_routes
+from loopbench.harness.ledger.http import TOKEN_HEADER, ledger_routes
+from loopbench.harness.ledger.store import Ledger
 from loopbench.harness.markers import result_status
 from loopbench.harness.model_server import ModelServer, running
 from loopbench.harness.scenario import load_scenarios

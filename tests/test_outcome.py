@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from loopbench.harness.outcome import LIMIT_AS_ANSWER, completion_holds, derive_outcome
+from loopbench.harness.judge.outcome import LIMIT_AS_ANSWER, completion_holds, derive_outcome
 from loopbench.harness.record import LedgerEntry, NativeSignals, PendingCall
 from loopbench.harness.scenario import Completion
 

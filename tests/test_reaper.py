@@ -1,7 +1,7 @@
 """No process outlives its run: a descendant that left the worker's process group (`setsid`) is ended when its
 segment ends, when the segment hangs past its hard timeout, and when the runner itself is killed; what the
 adapter started before the segment (a warm-up child) is kept. Each loop program below starts
-`setsid sleep <unique seconds>` and writes that process's pid to a file, so the tests find it (harness/reaper.py).
+`setsid sleep <unique seconds>` and writes that process's pid to a file, so the tests find it (harness/run/reaper.py).
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def test_a_setsid_child_is_ended_when_the_runner_is_killed(tmp_path, seconds):
 _UNIT = """\
 import json, subprocess, sys, time
 import psutil
-from loopbench.harness import reaper
+from loopbench.harness.run import reaper
 
 assert reaper.become_subreaper()
 kept = subprocess.Popen(["sleep", sys.argv[1]])  # started before the segment: an adapter's warm-up child

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from loopbench.harness.counters import build_counters, reported_totals
+from loopbench.harness.judge.counters import build_counters, reported_totals
+from loopbench.harness.judge.verdict import compare, verdict_of
 from loopbench.harness.record import (
     Counters,
     LedgerEntry,
@@ -16,7 +17,6 @@ from loopbench.harness.record import (
     Segment,
 )
 from loopbench.harness.scenario import Expect
-from loopbench.harness.verdict import compare, verdict_of
 
 
 def req(seq, *, status=200, retry=False, prompt=100, calls=(), model="claude-sonnet-4-5"):
@@ -150,7 +150,7 @@ def test_run_record_round_trips_through_json():
 
 # ---------------------------------------------------------------- schema v2: vocabulary, migration
 def test_every_counter_list_is_derived_from_the_record():
-    from loopbench.harness import counters, scenario
+    from loopbench.harness.judge import counters
     from loopbench.harness.record import (
         PER_TOOL_COUNTERS,
         SCALAR_COUNTERS,
@@ -160,6 +160,7 @@ def test_every_counter_list_is_derived_from_the_record():
         counter_label,
         is_counter,
     )
+    from loopbench.harness.scenario import load as scenario
     from loopbench.reports import diff
 
     assert set(SCALAR_COUNTERS) | set(PER_TOOL_COUNTERS) == set(Counters.model_fields) - {"runtime_step_unit"}

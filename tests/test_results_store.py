@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from loopbench.harness.errors import BadInput
-from loopbench.harness.results_store import ResultsStore, split_lines
+from loopbench.harness.results.store import ResultsStore, split_lines
 
 LINE = '{"scenario": "s", "framework": "f", "variant": "default", "repetition": 1}'
 
@@ -45,7 +45,7 @@ def test_a_fresh_run_keeps_the_old_results_until_it_has_a_record(tmp_path, make_
 
 
 def test_the_output_directory_is_locked_and_the_holder_named(tmp_path):
-    from loopbench.harness.results_store import OutLock
+    from loopbench.harness.results.store import OutLock
 
     with OutLock(tmp_path):
         with pytest.raises(BadInput, match=r"in use by loopbench pid \d+"):

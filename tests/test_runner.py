@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from loopbench.harness.record import RunRecord
-from loopbench.harness.runner import RunPlan, run_suite
+from loopbench.harness.run.runner import RunPlan, run_suite
 from loopbench.harness.scenario import load_scenarios
 
 
@@ -62,7 +62,7 @@ def test_records_are_appended_as_each_run_finishes(tmp_path):
     """A later hung run must not hold back an earlier record: with one slot, the quick run's line is on
     disk before the hung run is decided."""
     seen_before_hang_ended: list[int] = []
-    from loopbench.harness.results_store import ResultsStore
+    from loopbench.harness.results.store import ResultsStore
 
     original = ResultsStore.append
 
@@ -136,7 +136,7 @@ def test_the_task_dir_is_shared_by_every_segment_and_resumes_run_elsewhere(tmp_p
 
 
 def test_a_harness_failure_on_one_task_is_that_task_error_and_the_suite_goes_on(tmp_path, monkeypatch):
-    import loopbench.harness.runner as runner_mod
+    import loopbench.harness.run.runner as runner_mod
 
     real = runner_mod.judge
     calls = {"n": 0}

@@ -9,10 +9,10 @@ import psutil
 from typer.testing import CliRunner
 
 from loopbench.cli import app
-from loopbench.harness.ledger import Ledger
-from loopbench.harness.ledger_http import ledger_routes
+from loopbench.harness.ledger.http import ledger_routes
+from loopbench.harness.ledger.store import Ledger
 from loopbench.harness.model_server import ModelServer, running
-from loopbench.harness.runner import RunPlan, run_suite
+from loopbench.harness.run.runner import RunPlan, run_suite
 from loopbench.harness.scenario import load_scenarios
 
 FAKE_SECRET = "sk-loopbench-FAKE-SECRET-0123456789"
@@ -106,7 +106,7 @@ def test_proxy_variables_never_carry_loopback_traffic(tmp_path, monkeypatch):
 
 
 def test_children_get_an_allow_listed_environment():
-    from loopbench.harness.environment import child_environment
+    from loopbench.harness.run.environment import child_environment
 
     env = child_environment({"PATH": "/bin", "OPENAI_API_KEY": "sk-real", "AWS_SECRET_ACCESS_KEY": "x",
                              "HTTPS_PROXY": "http://proxy:3128", "LC_ALL": "C.UTF-8", "LOOPBENCH_CACHE": "/c",

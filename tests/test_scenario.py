@@ -10,6 +10,7 @@ import yaml
 
 from loopbench.harness.errors import BadInput
 from loopbench.harness.scenario import SCENARIO_DIR, load_scenarios, scenario_files
+from loopbench.reports.claims import known_claim_ids
 
 GOOD = SCENARIO_DIR / "support_draft_completes.yaml"
 
@@ -32,7 +33,7 @@ def good() -> dict:
 
 def problems_of(path: Path) -> list[str]:
     with pytest.raises(BadInput) as info:
-        load_scenarios([path])
+        load_scenarios([path], claim_ids=known_claim_ids())
     return [f"{p.field}: {p.reason}" for p in info.value.problems]
 
 
@@ -241,8 +242,8 @@ def test_turns_that_can_never_be_served_and_bad_tool_names_are_refused(suite_cop
 
 
 def test_expect_outcome_may_list_the_acceptable_outcomes(suite_copy):
+    from loopbench.harness.judge.verdict import compare
     from loopbench.harness.record import Counters
-    from loopbench.harness.verdict import compare
 
     data = good()
     data["expect"]["outcome"] = ["awaiting_approval", "denied"]

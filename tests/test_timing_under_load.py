@@ -15,7 +15,7 @@ import pytest
 
 from loopbench.harness.adapter import adapter_class, resolve_selection
 from loopbench.harness.record import RunRecord
-from loopbench.harness.runner import RunPlan, run_suite
+from loopbench.harness.run.runner import RunPlan, run_suite
 from loopbench.harness.scenario import load_scenarios
 from loopbench.reports.cells import cells
 from loopbench.reports.diff import compare_cells

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from loopbench.harness.judge.verdict import tool_choice_deviations
 from loopbench.harness.record import RequestLogEntry
 from loopbench.harness.scenario import SCENARIO_DIR, load_defaults, load_scenarios, parse_scenario
-from loopbench.harness.verdict import tool_choice_deviations
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "data" / "tool_choice"

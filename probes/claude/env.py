@@ -1,8 +1,8 @@
 """Probe helper: the scripted server + ledger in a thread; register a scenario by id."""
 import secrets, sys, contextlib
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))  # the repo root
-from loopbench.harness.ledger import Ledger
-from loopbench.harness.ledger_http import ledger_routes
+from loopbench.harness.ledger.store import Ledger
+from loopbench.harness.ledger.http import ledger_routes
 from loopbench.harness.model_server.app import ModelServer, running
 from loopbench.harness.scenario import load_scenarios
 

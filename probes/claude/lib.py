@@ -2,7 +2,7 @@ import asyncio, os, sys, json, time, contextvars
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))  # the repo root
 from claude_agent_sdk import (ClaudeAgentOptions, query, create_sdk_mcp_server, ResultMessage, SdkMcpTool,
                               AssistantMessage, HookMatcher, ClaudeSDKClient)
-from loopbench.harness.ledger_http import LedgerClient
+from loopbench.harness.ledger.http import LedgerClient
 CALL_ID = contextvars.ContextVar("cid", default=None)
 
 def options(sc, base, token, run_id, key, work, hook=None, extra_env=None, **kw):

@@ -2,8 +2,8 @@
 import secrets, sys
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))  # the repo root
 from contextlib import contextmanager
-from loopbench.harness.ledger import Ledger
-from loopbench.harness.ledger_http import ledger_routes, LedgerClient
+from loopbench.harness.ledger.store import Ledger
+from loopbench.harness.ledger.http import ledger_routes, LedgerClient
 from loopbench.harness.model_server.app import ModelServer, running
 from loopbench.harness.scenario import load_scenarios
 

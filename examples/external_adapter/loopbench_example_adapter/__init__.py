@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 
 from loopbench.harness.adapter import Adapter, Capabilities, RunContext
-from loopbench.harness.ledger_http import LedgerClient
+from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.record import LimitTranslation, NativeSignals, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 

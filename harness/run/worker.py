@@ -22,10 +22,10 @@ from pathlib import Path
 
 import psutil
 
-from loopbench.harness import reaper
 from loopbench.harness.adapter import Adapter, RunContext, adapter_class
-from loopbench.harness.messages import WorkerAnswer, WorkerJob
 from loopbench.harness.own_work import OWN_WORK
+from loopbench.harness.run import reaper
+from loopbench.harness.run.messages import WorkerAnswer, WorkerJob
 from loopbench.harness.scenario import Scenario, load_scenarios
 
 _adapters: dict[str, type[Adapter]] = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopbench.harness.outcome import args_match
+from loopbench.harness.judge.outcome import args_match
 from loopbench.harness.record import Counters, Deviation, Outcome, PendingCall, RequestLogEntry, Verdict
 from loopbench.harness.scenario import Bound, Expect, Scenario
 

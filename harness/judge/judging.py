@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopbench.harness.counters import build_counters
-from loopbench.harness.outcome import completion_holds, derive_outcome
+from loopbench.harness.judge.counters import build_counters
+from loopbench.harness.judge.outcome import completion_holds, derive_outcome
+from loopbench.harness.judge.verdict import compare, tool_choice_deviations, verdict_of
 from loopbench.harness.record import (
     AuxiliaryRequest,
     Capabilities,
@@ -22,7 +23,6 @@ from loopbench.harness.record import (
     Violation,
 )
 from loopbench.harness.scenario import Scenario
-from loopbench.harness.verdict import compare, tool_choice_deviations, verdict_of
 
 
 @dataclass(frozen=True)

@@ -20,14 +20,14 @@ from pathlib import Path
 import psutil
 
 from loopbench.harness.errors import WorkerDied, WorkerHung
-from loopbench.harness.messages import WorkerAnswer, WorkerJob
-from loopbench.harness.reaper import kill_descendants
+from loopbench.harness.run.messages import WorkerAnswer, WorkerJob
+from loopbench.harness.run.reaper import kill_descendants
 
 WARM_TIMEOUT_S = 180.0  # a worker's start-up and SDK imports, not counted in any run's timeout
 
 
 class Worker:
-    """One warm worker process (`python -m loopbench.harness.worker`) in its own process group."""
+    """One warm worker process (`python -m loopbench.harness.run.worker`) in its own process group."""
 
     def __init__(self, log_path: Path, env: dict[str, str]):
         self.log_path = log_path
@@ -40,7 +40,7 @@ class Worker:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "a")  # noqa: SIM115 - owned by the process
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "loopbench.harness.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [sys.executable, "-m", "loopbench.harness.run.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=log, text=True, start_new_session=True, env=self.env,
         )
         log.close()

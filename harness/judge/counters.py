@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter as Tally
 
-from loopbench.harness.prices import cost_usd
+from loopbench.harness.judge.prices import cost_usd
 from loopbench.harness.record import (
     SUMMED_COUNTERS,
     Counters,

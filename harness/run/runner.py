@@ -36,15 +36,11 @@ import psutil
 
 from loopbench import __version__
 from loopbench.harness.adapter import adapter_class
-from loopbench.harness.environment import child_environment, environment
 from loopbench.harness.errors import BadInput, OutputUnwritable, WorkerDied, WorkerHung
-from loopbench.harness.judge import TaskEvidence, TaskIdentity, judge
-from loopbench.harness.ledger import Ledger
-from loopbench.harness.ledger_http import ledger_routes
-from loopbench.harness.messages import JobContext, WorkerJob
+from loopbench.harness.judge.judging import TaskEvidence, TaskIdentity, judge
+from loopbench.harness.ledger.http import ledger_routes
+from loopbench.harness.ledger.store import Ledger
 from loopbench.harness.model_server.app import ModelServer, running
-from loopbench.harness.pool import Slot
-from loopbench.harness.progress import make_progress
 from loopbench.harness.record import (
     Capabilities,
     NativeSignals,
@@ -53,9 +49,13 @@ from loopbench.harness.record import (
     Segment,
     SegmentResult,
 )
-from loopbench.harness.results_store import RESULTS_NAME, OutLock, ResultsStore, TaskKey
+from loopbench.harness.results.store import RESULTS_NAME, OutLock, ResultsStore, TaskKey
+from loopbench.harness.run.environment import child_environment, environment
+from loopbench.harness.run.messages import JobContext, WorkerJob
+from loopbench.harness.run.pool import Slot
+from loopbench.harness.run.progress import make_progress
+from loopbench.harness.run.schedule import Schedule, SlotGovernor, SlotKind, waiting_slot_count
 from loopbench.harness.scenario import Scenario
-from loopbench.harness.schedule import Schedule, SlotGovernor, SlotKind, waiting_slot_count
 
 Task = tuple[Scenario, str, str, int]  # scenario, framework, variant, repetition
 GOVERNOR_INTERVAL_S = 1.0  # how often the runner samples the machine's CPU to decide on another slot
@@ -73,7 +73,7 @@ class RunPlan:
     show_progress: bool = True
     resume_partial: bool = False  # --continue: keep DIR/results.jsonl and run only what is missing
     max_jobs: int | None = None  # open compute slots up to this many while the CPU idles (None: `jobs`, fixed)
-    on_first_record: Callable[[], None] | None = None  # e.g. move results/latest here (harness/history.py)
+    on_first_record: Callable[[], None] | None = None  # e.g. move results/latest here (harness/results/history.py)
     on_record: Callable[[RunRecord], None] | None = None  # each record once it is on disk (the pytest plugin)
     stop: threading.Event | None = None  # set by a caller to stop after the runs in flight (pytest -x)
     terminal: bool | None = None  # progress display: live (a terminal), plain lines, or None: stdout decides

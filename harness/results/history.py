@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from loopbench.harness.errors import BadInput, InputProblem
-from loopbench.harness.results_store import RESULTS_NAME
+from loopbench.harness.results.store import RESULTS_NAME
 
 RESULTS_ROOT = Path("results")
 LATEST_NAME = "latest"

@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from loopbench.harness.errors import UnknownRun, UnknownTool
-from loopbench.harness.ledger import Ledger, ToolOutcome
+from loopbench.harness.ledger.store import Ledger, ToolOutcome
 from loopbench.harness.own_work import OWN_WORK
 
 TOKEN_HEADER = "x-loopbench-token"

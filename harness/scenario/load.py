@@ -1,0 +1,310 @@
+"""Loading scenario files: a directory's `_suite.yaml` defaults laid under each file, the schema, and the
+checks pydantic cannot see (references between parts of a file, reachable turns, `tool_choice` conflicts).
+
+Loading never stops at the first problem: `load_scenarios` collects every problem of every file and raises
+one `BadInput` naming file, field path and reason for each. Claim ids are checked against the set the caller
+passes (the reports own the claims file; the core never reads it).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import (
+    ValidationError,
+)
+
+from loopbench.harness.errors import BadInput, InputProblem, validation_problems
+from loopbench.harness.record import PER_TOOL_COUNTERS, SCALAR_COUNTERS
+from loopbench.harness.scenario.model import MAX_TOOL_NAME, TOOL_NAME_PATTERN, Scenario
+from loopbench.harness.scenario.yaml_input import InputError, read_yaml
+
+# package data, found the same way in a checkout (editable install) and in an installed wheel
+SCENARIO_DIR = Path(str(resources.files("loopbench.scenarios")))
+SUITE_DEFAULTS_FILE = "_suite.yaml"
+
+
+# what `_suite.yaml` may set for its directory; `extends: builtin` lays it over the built-in suite's defaults
+# and tool catalogue (the user's entries win), so a user's scenarios can use get_ticket & co. by name
+SUITE_DEFAULT_KEYS = ("extends", "model", "limits", "safety_cap", "tools")
+
+
+def _merge_defaults(raw: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(raw)
+    for key in ("model", "limits", "safety_cap"):
+        if key in defaults and key not in merged:
+            merged[key] = copy.deepcopy(defaults[key])
+        elif key in defaults and isinstance(merged.get(key), dict):
+            merged[key] = {**defaults[key], **merged[key]}
+    catalogue = defaults.get("tools", {})
+    tools = merged.get("tools")
+    if isinstance(tools, dict):
+        merged["tools"] = {
+            name: {**copy.deepcopy(catalogue.get(name, {})), **(spec or {})} if isinstance(spec, dict | None)
+            else spec
+            for name, spec in tools.items()
+        }
+    return merged
+
+
+_UNREADABLE = object()
+
+
+def _read_yaml(path: Path, problems: list[InputProblem]) -> Any:
+    """The file's YAML data, or _UNREADABLE after recording why."""
+    try:
+        return read_yaml(path)
+    except InputError as exc:
+        problems.append(InputProblem(str(path), exc.where, exc.reason))
+    except OSError as exc:
+        problems.append(InputProblem(str(path), "", f"cannot read: {exc.strerror}"))
+    return _UNREADABLE
+
+
+def _mapping(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _sequence(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _cross_checks(raw: dict[str, Any], claim_ids: set[str] | None) -> list[tuple[str, str]]:
+    """Problems pydantic cannot see: references between parts of the file. Read from the raw (merged) data, so
+    they are reported in the same pass as the schema's problems, even when those make the file invalid."""
+    out: list[tuple[str, str]] = []
+    tools = _mapping(raw.get("tools"))
+    script = [_mapping(t) for t in _sequence(raw.get("script"))]
+    seen_calls: dict[str, str] = {}
+    turn_ids: set[str] = set()
+    for i, turn in enumerate(script):
+        if turn.get("id") in turn_ids:
+            out.append((f"script.{i}.id", f"duplicate turn id {turn.get('id')!r}"))
+        turn_ids.add(turn.get("id"))  # type: ignore[arg-type]
+        for j, call in enumerate(_mapping(c) for c in _sequence(turn.get("calls"))):
+            where = f"script.{i}.calls.{j}"
+            if isinstance(call.get("tool"), str) and call["tool"] not in tools:
+                out.append((f"{where}.tool", f"tool {call['tool']!r} is not declared in tools"))
+            if not isinstance(call.get("id"), str):
+                continue
+            if call["id"] in seen_calls:
+                also = seen_calls[call["id"]]
+                out.append((f"{where}.id", f"duplicate call id {call['id']!r} (also in turn {also})"))
+            seen_calls[call["id"]] = turn.get("id")  # type: ignore[assignment]
+    for i, turn in enumerate(script):
+        after = _mapping(turn.get("after")).get("call")
+        if isinstance(after, str) and after not in seen_calls:
+            out.append((f"script.{i}.after.call", f"no scripted call has id {after!r}"))
+    openers = [t.get("id") for t in script if t.get("after") is None]
+    if script and len(openers) != 1:
+        out.append(("script", f"exactly one turn must have no `after` (the opening turn); found {openers}"))
+    for i, resume in enumerate(_sequence(raw.get("resumes"))):
+        for call_id in _mapping(_mapping(resume).get("decisions")):
+            if call_id not in seen_calls:
+                out.append((f"resumes.{i}.decisions.{call_id}", "no scripted call has this id"))
+    for i, claim in enumerate(_sequence(raw.get("claims"))):
+        if claim_ids is not None and isinstance(claim, str) and claim not in claim_ids:
+            out.append((f"claims.{i}", f"unknown claim id {claim!r} (see reports/claims.yaml)"))
+    completion = _mapping(raw.get("completion"))
+    for part in ("receipts", "effects"):
+        for i, ev in enumerate(_mapping(e) for e in _sequence(completion.get(part))):
+            if isinstance(ev.get("tool"), str) and ev["tool"] not in tools:
+                out.append((f"completion.{part}.{i}.tool", f"tool {ev['tool']!r} is not declared in tools"))
+    for name in _mapping(_mapping(raw.get("expect")).get("counters")):
+        base, _, tool = str(name).partition(".")
+        if tool:
+            if base not in PER_TOOL_COUNTERS:
+                out.append((f"expect.counters.{name}", f"{base!r} is not a per-tool counter"))
+            elif tool not in tools:
+                out.append((f"expect.counters.{name}", f"tool {tool!r} is not declared in tools"))
+        elif name not in SCALAR_COUNTERS:
+            out.append((f"expect.counters.{name}", "not a RunRecord counter name"))
+    for name, spec in tools.items():
+        if not re.fullmatch(TOOL_NAME_PATTERN, str(name)):
+            out.append((f"tools.{name}", f"a tool name is 1-{MAX_TOOL_NAME} letters, digits, _ or - starting with a "
+                        "letter (what every wire protocol and framework accepts, with the Claude SDK's mcp__ prefix)"))
+        spec = _mapping(spec)
+        idem = spec.get("idempotency_arg")
+        if idem and idem not in _mapping(_mapping(spec.get("parameters")).get("properties")):
+            out.append((f"tools.{name}.idempotency_arg", "not one of the tool's parameters"))
+    return out
+
+
+def _reachability(sc: Scenario) -> list[tuple[str, str]]:
+    """Turns the model can never serve: one that waits on a call of its own, and every turn no served turn's
+    call leads to (the opening turns have no `after`). Such a script would be blamed on the framework.
+    Repeating turns are left out: naming their own call template is how they say when to continue."""
+    out: list[tuple[str, str]] = []
+    owner = {c.id: t.id for t in sc.script for c in t.calls}
+    repeating = {t.id for t in sc.script if t.repeat != 1}
+    for i, turn in enumerate(sc.script):
+        if turn.id not in repeating and turn.after and owner.get(turn.after.call) == turn.id:
+            out.append((f"script.{i}.after.call", f"turn {turn.id!r} waits on its own call {turn.after.call!r}"))
+    reachable = {t.id for t in sc.script if t.after is None}
+    grew = True
+    while grew:
+        grew = False
+        for t in sc.script:
+            if t.id not in reachable and t.after and (owner.get(t.after.call) in reachable or t.id in repeating):
+                reachable.add(t.id)
+                grew = True
+    if not any(t.after is None for t in sc.script):
+        out.append(("script", "no opening turn: every turn waits on a call, so the first request has no answer"))
+    else:
+        for i, t in enumerate(sc.script):
+            # a call id no turn makes, or a turn's own call, is reported above
+            if t.id not in reachable and t.after and owner.get(t.after.call) not in (None, t.id):
+                out.append((f"script.{i}", f"turn {t.id!r} can never be served: no reachable turn makes call "
+                            f"{t.after.call!r}"))
+    return out
+
+
+def _tool_choice_conflicts(sc: Scenario) -> list[tuple[str, str]]:
+    """Turns that follow the same call but ask different `tool_choice`s: the client sets it before the server
+    knows which of them answers, so no loop could honour both."""
+    out: list[tuple[str, str]] = []
+    first: dict[str | None, tuple[str, str | None]] = {}
+    for i, turn in enumerate(sc.script):
+        key = turn.after.call if turn.after else None
+        if key in first and first[key][1] != turn.tool_choice:
+            other, choice = first[key]
+            out.append((f"script.{i}.tool_choice", f"turn {turn.id!r} asks {turn.tool_choice!r} but turn {other!r}, "
+                        f"which follows the same call, asks {choice!r}: the client cannot know which answers"))
+        first.setdefault(key, (turn.id, turn.tool_choice))
+    return out
+
+
+def _uncatalogued_tools(merged: dict[str, Any], source: str) -> dict[str, InputProblem]:
+    """Tools named with no description anywhere: one problem each, saying where tools are looked up."""
+    tools = merged.get("tools")
+    if not isinstance(tools, dict):
+        return {}
+    missing = [n for n, spec in tools.items() if isinstance(spec, dict) and "description" not in spec]
+    if not missing:
+        return {}
+    suite = Path(source).resolve().parent / SUITE_DEFAULTS_FILE
+    where = (f"{suite} (it does not declare it)" if suite.exists() else f"{suite} (there is none)")
+    builtin = ", ".join(sorted(load_defaults(SCENARIO_DIR)[0].get("tools", {})))
+    hint = (f"not declared: tools are looked up in this file and in {where}; `extends: builtin` in that "
+            f"_suite.yaml adds the built-in catalogue ({builtin})")
+    return {n: InputProblem(source, f"tools.{n}", hint) for n in missing}
+
+
+def parse_scenario(
+    raw: Any, source: str, defaults: dict[str, Any] | None = None, claim_ids: set[str] | None = None
+) -> tuple[Scenario | None, list[InputProblem]]:
+    if not isinstance(raw, dict):
+        return None, [InputProblem(source, "", "a scenario file must be a YAML mapping")]
+    merged = _merge_defaults(raw, defaults or {})
+    references = [InputProblem(source, f, r) for f, r in _cross_checks(merged, claim_ids)]
+    try:
+        sc = Scenario.model_validate({**merged, "source": source})
+    except ValidationError as exc:
+        problems = validation_problems(exc, source)
+        known = {(p.field, p.reason) for p in problems}
+        problems += [p for p in references if (p.field, p.reason) not in known]
+        uncatalogued = _uncatalogued_tools(merged, source)
+        # a tool with no declaration lacks each of its keys: one problem that says why, not one per key
+        def hidden(p: InputProblem) -> bool:
+            return p.reason == "required key is missing" and p.field.rpartition(".")[0] in {
+                f"tools.{n}" for n in uncatalogued}
+
+        return None, [p for p in problems if not hidden(p)] + list(uncatalogued.values())
+    problems = references + [InputProblem(source, f, r) for f, r in _reachability(sc) + _tool_choice_conflicts(sc)]
+    stem = Path(source).stem
+    if stem != sc.id:
+        problems.append(InputProblem(source, "id", f"must match the file name ({stem!r})"))
+    return (None if problems else sc), problems
+
+
+def load_defaults(directory: Path) -> tuple[dict[str, Any], list[InputProblem]]:
+    problems: list[InputProblem] = []
+    path = directory / SUITE_DEFAULTS_FILE
+    if not path.exists():
+        return {}, problems
+    data = _read_yaml(path, problems)
+    if data is _UNREADABLE:
+        return {}, problems
+    if not isinstance(data, dict):
+        problems.append(InputProblem(str(path), "", "must be a YAML mapping"))
+        return {}, problems
+    for key in sorted(set(data) - set(SUITE_DEFAULT_KEYS), key=str):
+        known = ", ".join(SUITE_DEFAULT_KEYS)
+        problems.append(InputProblem(str(path), str(key), f"unknown key (a suite file has {known})"))
+    for key in ("model", "limits", "tools"):
+        if key in data and not isinstance(data[key], dict):
+            problems.append(InputProblem(str(path), key, "must be a mapping"))
+    extends = data.pop("extends", None)
+    if extends not in (None, "builtin"):
+        problems.append(InputProblem(str(path), "extends", "must be builtin (the only suite there is to build on)"))
+    if problems:
+        return {}, problems
+    if extends == "builtin" and directory.resolve() != SCENARIO_DIR.resolve():
+        data = _layered(load_defaults(SCENARIO_DIR)[0], data)
+    return data, problems
+
+
+def _layered(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` laid on `base` one level deep: model, limits and the tool catalogue merge by key."""
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        out[key] = {**out.get(key, {}), **value} if isinstance(value, dict) else value
+    return out
+
+
+def expand_paths(paths: list[Path]) -> list[Path]:
+    """`--scenarios` arguments as scenario files: a directory gives its `*.yaml` (not `_suite.yaml`), a file
+    itself. BadInput naming each path that does not exist or holds no scenario."""
+    files: list[Path] = []
+    problems: list[InputProblem] = []
+    for path in paths:
+        if path.is_dir():
+            found = scenario_files(path)
+            if not found:
+                problems.append(InputProblem(str(path), "--scenarios", "holds no scenario file (*.yaml)"))
+            files += found
+        elif path.is_file():
+            files.append(path)
+        else:
+            problems.append(InputProblem(str(path), "--scenarios", "no such file or directory"))
+    if problems:
+        raise BadInput(problems)
+    return files
+
+
+def scenario_files(directory: Path = SCENARIO_DIR) -> list[Path]:
+    return sorted(p for p in directory.glob("*.yaml") if not p.name.startswith("_"))
+
+
+def load_scenarios(
+    files: list[Path] | None = None, directory: Path = SCENARIO_DIR, claim_ids: set[str] | None = None
+) -> list[Scenario]:
+    """Load and validate scenario files; raise BadInput listing every problem of every file. `claim_ids`: the
+    documented claims a scenario may cite (None: not checked; the caller owns the claims file)."""
+    files = scenario_files(directory) if files is None else files
+    problems: list[InputProblem] = []
+    defaults_by_dir: dict[Path, dict[str, Any]] = {}
+    scenarios: list[Scenario] = []
+    seen: dict[str, str] = {}
+    for path in files:
+        parent = path.resolve().parent
+        if parent not in defaults_by_dir:
+            defaults_by_dir[parent], dproblems = load_defaults(parent)
+            problems += dproblems
+        raw = _read_yaml(path, problems)
+        if raw is _UNREADABLE:
+            continue
+        sc, file_problems = parse_scenario(raw, str(path), defaults_by_dir[parent], claim_ids)
+        problems += file_problems
+        if sc:
+            if sc.id in seen:
+                problems.append(InputProblem(str(path), "id", f"duplicate scenario id (also in {seen[sc.id]})"))
+            seen[sc.id] = str(path)
+            scenarios.append(sc)
+    if problems:
+        raise BadInput(problems)
+    return scenarios

@@ -1,0 +1,363 @@
+"""The scenario schema: one pydantic model per part of a scenario file (tools, the scripted model's turns,
+limits, approvals, completion evidence, expectations) and the limits on every number in it. Parsing and
+loading files is `load.py`'s; the format is documented in scenarios/README.md."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    WithJsonSchema,
+    model_validator,
+)
+
+from loopbench.harness.record import Category, Outcome
+
+ResultCondition = Literal["any", "receipt", "error", "none", "no_receipt"]
+
+ID_PATTERN = r"^[A-Za-z0-9_]+$"
+MAX_TOOL_NAME = 40  # 64 in the OpenAI and Anthropic APIs, less the Claude SDK's `mcp__loopbench__` prefix
+TOOL_NAME_PATTERN = rf"[A-Za-z][A-Za-z0-9_-]{{0,{MAX_TOOL_NAME - 1}}}"
+# Bounds on every number that reaches a sleep, a timeout, an allocation or a count: a scenario that validates
+# must not be able to crash, stall or exhaust the runner (e.g. `deadline_s: .inf`, `delay_s: 1e300`,
+# `size_bytes: 1e13`). Generous next to any real scenario; the reason is each one's comment.
+MAX_SECONDS = 600.0  # one delay, timeout or deadline: ten minutes is far past any loop the suite measures
+MAX_OUTPUT_BYTES = 50_000_000  # one tool output: 50 MB, well past any context window
+MAX_COUNT = 1_000  # repetitions of a step or a failure, a resume's pause number, a limit on model calls
+MAX_TOKENS = 10**9  # scripted usage and token budgets
+MAX_COST_USD = 10_000.0
+MAX_SAFETY_CAP = 10_000  # model requests per run
+# a repeating turn numbers its calls: "kb_{n}" is served as kb_1, kb_2, ...
+CALL_ID_PATTERN = r"^[A-Za-z0-9_]+(\{n\}[A-Za-z0-9_]*)?$"
+
+
+def _printable(text: str) -> str:
+    # a NUL or another control character cannot reach a CLI's argv or every wire protocol intact
+    if bad := sorted({f"U+{ord(c):04X}" for c in text if (ord(c) < 32 and c not in "\n\r\t") or ord(c) == 127}):
+        raise ValueError(f"contains control characters ({', '.join(bad)}): only text, newlines and tabs")
+    return text
+
+
+Text = Annotated[str, Field(min_length=1), AfterValidator(_printable)]
+
+
+class Strict(BaseModel):
+    # strict: YAML already gives numbers and booleans their types, so `delay_s: "1"` or `delay_s: true` is a
+    # mistake to report, not a value to coerce
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Usage(Strict):
+    input_tokens: int = Field(ge=0, le=MAX_TOKENS)
+    output_tokens: int = Field(ge=0, le=MAX_TOKENS)
+
+
+class ModelSpec(Strict):
+    id: str = "claude-sonnet-4-5"
+    usage: Usage = Usage(input_tokens=1000, output_tokens=100)
+
+
+# ---------------------------------------------------------------- tools
+class ToolError(Strict):
+    kind: Literal["recoverable", "fatal"]
+    message: str
+
+
+class ToolTimeout(Strict):
+    """The call runs `after_s`, then fails as a timeout; `committed` says whether its effect happened."""
+
+    after_s: float = Field(ge=0, le=MAX_SECONDS)
+    committed: bool
+
+
+class ToolStep(Strict):
+    """What one call of a tool does. A tool's `behavior` is a list of steps; the last one repeats."""
+
+    result: str | dict[str, Any] | None = None
+    error: ToolError | None = None
+    timeout: ToolTimeout | None = None
+    delay_s: float = Field(default=0, ge=0, le=MAX_SECONDS)
+    size_bytes: int | None = Field(default=None, gt=0, le=MAX_OUTPUT_BYTES)
+    times: int = Field(default=1, ge=1, le=MAX_COUNT)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ToolStep:
+        kinds = [k for k in ("result", "error", "timeout") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError(f"a step has exactly one of result|error|timeout (got {kinds or 'none'})")
+        return self
+
+
+class ToolSpec(Strict):
+    description: Text
+    parameters: dict[str, Any]
+    kind: Literal["read", "write"]
+    approval: Literal["none", "required", "deny"] = "none"
+    idempotency_arg: str | None = None
+    behavior: list[ToolStep] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _schema_is_object(self) -> ToolSpec:
+        if self.parameters.get("type") != "object":
+            raise ValueError("parameters must be a JSON schema with type: object")
+        return self
+
+    def step_for_call(self, n: int) -> ToolStep:
+        """The step that call number n (1-based) of this tool follows."""
+        seen = 0
+        for step in self.behavior:
+            seen += step.times
+            if n <= seen:
+                return step
+        return self.behavior[-1]
+
+
+# ---------------------------------------------------------------- the scripted model
+class ScriptedCall(Strict):
+    id: str = Field(pattern=CALL_ID_PATTERN)
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class After(Strict):
+    """Serve a turn when the latest scripted calls came back this way."""
+
+    call: str = Field(pattern=CALL_ID_PATTERN)
+    result: ResultCondition = "any"
+    contains: str | None = None
+
+
+class HttpFailure(Strict):
+    """A scripted HTTP error. The server sends only what the scenario declares: `headers` (None: what the real
+    provider sends for that status, see harness/model_server/provider_errors.py) and the provider's error body
+    (`message` overrides its text)."""
+
+    status: Literal[400, 401, 403, 404, 408, 409, 429, 500, 502, 503, 529]
+    times: Annotated[int, Field(ge=1, le=MAX_COUNT)] | Literal["forever"] = 1
+    headers: dict[str, str] | None = None
+    message: str | None = None
+
+
+# what a turn asks the client to send as `tool_choice`: a mode, or the name of a tool it must call
+ToolChoice = Literal["auto", "none", "required"] | Annotated[str, Field(pattern=rf"^{TOOL_NAME_PATTERN}$")]
+TOOL_CHOICE_MODES = ("auto", "none", "required")
+
+
+class Turn(Strict):
+    id: str = Field(pattern=ID_PATTERN)
+    after: After | None = None  # None: the opening turn (no scripted call in the conversation yet)
+    calls: list[ScriptedCall] = Field(default_factory=list)
+    text: str | None = None
+    repeat: Annotated[int, Field(ge=1, le=MAX_COUNT)] | Literal["forever"] = 1
+    usage: Usage | None = None
+    fail_first: list[HttpFailure] = Field(default_factory=list)
+    delay_s: float = Field(default=0, ge=0, le=MAX_SECONDS)
+    stream_delay_s: float = Field(default=0, ge=0, le=MAX_SECONDS)
+    # the loop's configuration for the request this turn answers: the client must send this `tool_choice`
+    # (e.g. `required` on the opening turn: the first model call must use a tool). None: the client's default.
+    tool_choice: ToolChoice | None = Field(default=None, union_mode="left_to_right")
+
+    @model_validator(mode="after")
+    def _content(self) -> Turn:
+        if not self.calls and self.text is None:
+            raise ValueError("a turn needs calls, text, or both")
+        choice = self.tool_choice
+        if choice == "none" and self.calls:
+            raise ValueError("tool_choice none: the turn must not call tools")
+        if choice == "required" and not self.calls:
+            raise ValueError("tool_choice required: the turn must call a tool")
+        if choice not in (None, *TOOL_CHOICE_MODES) and not any(c.tool == choice for c in self.calls):
+            raise ValueError(f"tool_choice {choice!r}: the turn must call that tool")
+        repeating = self.repeat == "forever" or self.repeat > 1
+        numbered = [c.id for c in self.calls if "{n}" in c.id]
+        if repeating and len(numbered) != len(self.calls):
+            raise ValueError("every call id of a repeating turn must contain {n}")
+        if not repeating and numbered:
+            raise ValueError("only a repeating turn (repeat > 1) may number its call ids with {n}")
+        return self
+
+
+# ---------------------------------------------------------------- limits, approvals, evidence, expect
+class Limits(Strict):
+    max_model_calls: int | None = Field(default=None, ge=1, le=MAX_COUNT)
+    max_total_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
+    max_cost_usd: float | None = Field(default=None, gt=0, le=MAX_COST_USD)
+    deadline_s: float | None = Field(default=None, gt=0, le=MAX_SECONDS)
+
+
+class Policy(Strict):
+    """The scenario's intent where a framework offers more than one reading (each adapter maps the intent to
+    its framework's documented mechanism, or records it unsupported)."""
+
+    # for tools with `approval: deny`: "stop" = the framework must end the run on the denial; "continue" = the
+    # model is told the call was refused and the loop goes on
+    deny: Literal["stop", "continue"] = "stop"
+
+
+class Resume(Strict):
+    """Resume pause number `pause` (1-based, in the order the task paused) with these decisions."""
+
+    pause: int = Field(default=1, ge=1, le=MAX_COUNT)
+    decisions: dict[str, Literal["approve", "reject"]]
+
+
+class LedgerEvidence(Strict):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)  # a subset the call's arguments must match
+
+
+class Completion(Strict):
+    final_text_contains: list[str] = Field(default_factory=list)
+    receipts: list[LedgerEvidence] = Field(default_factory=list)
+    effects: list[LedgerEvidence] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _something(self) -> Completion:
+        if not (self.final_text_contains or self.receipts or self.effects):
+            raise ValueError("completion evidence must name at least one fact")
+        return self
+
+
+class Bound(Strict):
+    """A counter expectation with tolerance: min/max bounds or approx ± tol."""
+
+    # every counter is a count, a size, a time or a cost: a negative bound could never be met
+    min: float | None = Field(default=None, ge=0)
+    max: float | None = Field(default=None, ge=0)
+    approx: float | None = Field(default=None, ge=0)
+    tol: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _shape(self) -> Bound:
+        if self.approx is None and self.min is None and self.max is None:
+            raise ValueError("a bound needs min, max or approx")
+        if (self.approx is None) != (self.tol is None):
+            raise ValueError("approx and tol go together")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min:g} is above max {self.max:g}: no run could meet it")
+        return self
+
+
+def _exact_value(v: Any) -> int | float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
+        raise ValueError("must be a number >= 0 or a bound ({min, max} or {approx, tol})")
+    return v
+
+
+# a number is an exact value, a mapping a Bound; the discriminator picks one so an error names only that one
+CounterExpectation = Annotated[
+    Annotated[Any, AfterValidator(_exact_value), WithJsonSchema({"type": "number", "minimum": 0}), Tag("Exact")]
+    | Annotated[Bound, Tag("Bound")],
+    Discriminator(lambda v: "Bound" if isinstance(v, dict | Bound) else "Exact"),
+]
+
+
+class PendingExpectation(Strict):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Expect(Strict):
+    # one outcome, or the acceptable ones (e.g. [awaiting_approval, denied]: either is how a production loop stops)
+    outcome: Outcome | list[Outcome] = Field(union_mode="left_to_right")
+    counters: dict[str, CounterExpectation] = Field(default_factory=dict)
+    pending_calls: list[PendingExpectation] | None = None
+    # `stalled` ideals: the request count at which a production loop would have stopped
+    stall_at_requests: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _outcomes(self) -> Expect:
+        if isinstance(self.outcome, list) and (not self.outcome or len(set(self.outcome)) != len(self.outcome)):
+            raise ValueError("outcome: a list of acceptable outcomes must be non-empty, each named once")
+        return self
+
+    @property
+    def outcomes(self) -> tuple[Outcome, ...]:
+        """The acceptable outcomes."""
+        return tuple(self.outcome) if isinstance(self.outcome, list) else (self.outcome,)
+
+
+class ToolChoiceRule(Strict):
+    """A turn's `tool_choice` for adapters: send `choice` on the opening call (`after_call` None) or on the
+    call that follows the results of `after_call` (a repeating turn's `kb_{n}` matches kb_1, kb_2, ...)."""
+
+    after_call: str | None
+    choice: str
+
+    @property
+    def opening(self) -> bool:
+        return self.after_call is None
+
+    @property
+    def after_regex(self) -> str | None:
+        """`after_call` as an anchored regex (the same in Python and JavaScript): `{n}` is any number."""
+        if self.after_call is None:
+            return None
+        return "^" + re.escape(self.after_call).replace(re.escape("{n}"), r"\d+") + "$"
+
+    def follows(self, call_id: str) -> bool:
+        return self.after_regex is not None and re.match(self.after_regex, call_id) is not None
+
+
+class Scenario(Strict):
+    id: str = Field(pattern=ID_PATTERN)
+    title: Text
+    category: Category
+    claims: list[str] = Field(default_factory=list)
+    # "slow": dominated by waiting (retry storms, long backoff); shown by `list`, for selections to come
+    tags: list[Literal["slow"]] = Field(default_factory=list)
+    prompt: Text
+    model: ModelSpec = ModelSpec()
+    tools: dict[str, ToolSpec]
+    script: list[Turn] = Field(min_length=1)
+    limits: Limits = Limits()
+    policy: Policy = Policy()
+    resumes: list[Resume] = Field(default_factory=list)
+    completion: Completion
+    expect: Expect
+    safety_cap: int = Field(default=50, ge=1, le=MAX_SAFETY_CAP)
+    source: str = Field(default="", exclude=True)  # the file it came from
+
+    # ---- derived views used by the server, the ledger and the adapters
+    def tool_choice_rules(self) -> list[ToolChoiceRule]:
+        """The turns' `tool_choice`, as rules an adapter maps onto its framework's per-call setting."""
+        return [ToolChoiceRule(after_call=t.after.call if t.after else None, choice=t.tool_choice)
+                for t in self.script if t.tool_choice is not None]
+
+    def tool_choice_for(self, trailing_results: list[str], any_results: bool) -> str | None:
+        """The `tool_choice` the next model call must send, from the conversation about to be sent:
+        `trailing_results` the neutral call ids of the tool results after its last assistant message,
+        `any_results` whether it holds any tool result. None: the client's default."""
+        for rule in self.tool_choice_rules():
+            if rule.after_call is None and not any_results:
+                return rule.choice
+            if rule.after_call is not None and any(rule.follows(cid) for cid in trailing_results):
+                return rule.choice
+        return None
+
+    @property
+    def timing_sensitive(self) -> bool:
+        """Its cells depend on the clock: a deadline, or a scripted delay or timeout a limit can race. These are
+        the cells a loaded machine could change (tests/test_timing_under_load.py runs them beside a CPU hog)."""
+        return self.limits.deadline_s is not None or self.scripted_delay_s() > 0
+
+    def model_fails_first(self) -> bool:
+        """Some turn's model answer fails before it succeeds: the framework's own retry backoff will wait."""
+        return any(t.fail_first for t in self.script)
+
+    def scripted_delay_s(self) -> float:
+        """Upper bound of the time the script itself spends waiting (used for hard timeouts)."""
+        model = sum(t.delay_s + t.stream_delay_s for t in self.script) * 2
+        tools = sum(
+            (s.delay_s + (s.timeout.after_s if s.timeout else 0)) * s.times
+            for spec in self.tools.values()
+            for s in spec.behavior
+        )
+        return model + tools
