@@ -13,7 +13,7 @@ UV_VERSION := 0.13.9
 export UV_CACHE_DIR := $(CURDIR)/$(VENV)/cache/uv
 export npm_config_cache := $(CURDIR)/$(VENV)/cache/npm
 
-.PHONY: install run test lint lock clean browser publish bench matrix offline-fixtures
+.PHONY: install run test lint typecheck lock clean browser publish bench matrix offline-fixtures
 
 install: $(PY_STAMP) $(if $(wildcard $(NODE_DIR)/package-lock.json),$(NODE_STAMP))
 	@test -f $(NODE_DIR)/node_modules/.package-lock.json || { rm -f $(NODE_STAMP) && $(MAKE) --no-print-directory $(NODE_STAMP); }
@@ -43,11 +43,15 @@ browser:
 offline-fixtures: install
 	$(BIN)/python -m tests.offline_fixtures
 
-test: install browser offline-fixtures
+test: install browser offline-fixtures typecheck
 	LOOPBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q
 
 lint: install
 	$(BIN)/ruff check loopbench harness adapters reports scenarios tests
+
+# mypy over the one namespace (pyproject's [tool.mypy]; loopbench/harness etc. are symlinks to the folders)
+typecheck: install
+	$(BIN)/mypy
 
 # The committed comparison: a full run with the locked versions, its reports copied to reports/published/.
 PUBLISHED := reports/published

@@ -90,14 +90,21 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from loopbench.adapters import kit
 from loopbench.adapters.kit import ANTHROPIC_ID_PREFIX
 from loopbench.harness.adapter import Adapter, Capabilities, RunContext
 from loopbench.harness.errors import LoopbenchError
 from loopbench.harness.ledger.http import LedgerClient
-from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from loopbench.harness.record import (
+    Intent,
+    LimitTranslation,
+    NativeSignals,
+    PendingCall,
+    ReportedCounters,
+    SegmentResult,
+)
 from loopbench.harness.scenario import Scenario
 
 SERVER = "loopbench"
@@ -116,7 +123,7 @@ NO_PAUSE = ("approval_pause: can_use_tool is an in-process callback; a pause can
 
 # the Agent SDK's options and the CLI's settings have no tool_choice: the CLI decides what it sends
 NO_TOOL_CHOICE = "unsupported: ClaudeAgentOptions has no tool_choice setting; the CLI sends its own"
-MECHANISMS: dict[str, dict[str, str]] = {
+MECHANISMS: dict[str, dict[Intent, str]] = {
     "default": {
         "deny_stop": "PreToolUse hook permissionDecision=deny + continue=false (terminal_reason hook_stopped)",
         "deny_continue": "PreToolUse hook permissionDecision=deny",
@@ -188,11 +195,16 @@ class ClaudeAgentAdapter(Adapter):
     id = "claude-agent-sdk"
     distribution = "claude-agent-sdk"
     packages = ("mcp",)
+    extra = "claude"
+    # held to the release's day by the version matrix: claude-agent-sdk 0.2.90 calls an mcp Server API later mcp
+    # releases dropped
+    companions = ("mcp",)
+    plain_script = "claude_agent.py"
     min_version = (0, 2)
     about = ("the SDK's and CLI's defaults; max_turns / max_budget_usd from the scenario; approvals pause "
              "through a PreToolUse hook answering defer (resumed with resume=<session id> in another "
              "process); policy deny through a PreToolUse hook answering deny (+ continue=false to stop)")
-    mechanism_table: ClassVar[dict[str, str]] = MECHANISMS["default"]
+    mechanism_table = MECHANISMS["default"]
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls", "max_cost_usd"}),
         step_unit="turn (num_turns: one per model response in a normal run; error_max_turns reports max_turns+1)",
@@ -473,9 +485,9 @@ class ClaudeAgentAdapter(Adapter):
         base: dict[str, Any] = {"ended": "raised" if exc is not None else "returned"}
         if exc is not None:
             base.update(exception_type=type(exc).__name__, exception_message=str(exc)[:500])
-            if getattr(exc, "exit_code", None) is not None:
-                extra["exit_code"] = exc.exit_code
         code = getattr(exc, "exit_code", None)
+        if code is not None:
+            extra["exit_code"] = code
         if rm is None and isinstance(code, int) and (code < 0 or code in (128 + 9, 128 + 15)):
             # the CLI was killed from outside (not by anything it did): not framework behaviour
             raise CLIKilled(f"the Claude CLI was killed (exit code {code}) before it ended the run")

@@ -6,7 +6,7 @@ model=<scenario model>)` (Chat Completions, the client's own retry defaults) and
 `ToolRuntime` and executes through the ledger; a ledger error is RAISED (`ToolFailed`), so the framework's
 default tool-error path decides (the default `ToolNode` handler only catches argument-validation errors, so
 the exception propagates out of the graph: failure="tool"). The native mechanism used for each intent the
-scenario states is in the segment's `mechanisms` (table: `MECHANISMS`).
+scenario states is in the segment's `mechanisms` (table: `MECHANISMS`, a row per idiom).
 
 Variants
 - `default`: `langchain.agents.create_agent` with its defaults.
@@ -157,11 +157,14 @@ class LangGraphAdapter(Adapter):
     distribution = "langgraph"
     packages = ("langchain", "langchain-core", "langchain-openai", "langgraph-checkpoint-sqlite", "aiosqlite",
                 "openai")
+    extra = "langgraph"
+    # held to the release's day by the version matrix: langchain 1.5 needs a newer langgraph than 1.2.3
+    companions = ("langchain", "langchain-core", "langchain-openai", "langgraph-checkpoint-sqlite")
+    plain_script = "langgraph_agent.py"
     # tried: 1.1.5 runs; 1.0.10 and 1.0.6 fail beside their companions (langgraph.runtime.ExecutionInfo, aiosqlite)
     min_version = (1, 1)
     about = ("langchain.agents.create_agent with its defaults; max model calls -> recursion_limit; "
              "approvals -> HumanInTheLoopMiddleware + AsyncSqliteSaver")
-    idiom: ClassVar[str] = "create_agent"  # the row of MECHANISMS this class uses
     in_tool_gates: ClassVar[bool] = False  # approvals and denials inside the tool (interrupt() / a refusal)
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls"}),
@@ -198,6 +201,7 @@ class LangGraphAdapter(Adapter):
             "tool_choice_later": TOOL_CHOICE_NODE,
         },
     }
+    mechanism_table = MECHANISMS["create_agent"]
 
     @classmethod
     def warm(cls) -> None:
@@ -363,7 +367,7 @@ class LangGraphAdapter(Adapter):
         """Middleware that limits model calls, and its settings: none (the limit is the recursion_limit)."""
         return [], {}
 
-    def _calls_translation(self, n: int, default: str, graph: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _calls_translation(self, n: int, default: str, graph: Any) -> tuple[dict[str, Any], LimitTranslation]:
         """(invocation config, limit translation) of "n model calls": a recursion_limit derived from the graph."""
         edges = [(e.source, e.target) for e in graph.get_graph().edges]
         p, loop = loop_shape(edges)
@@ -464,9 +468,9 @@ class LangGraphAdapter(Adapter):
             config["configurable"] = {"thread_id": thread_id}
             settings["thread_id"] = "the business task's run id"
         settings.update({k: v for k, v in extra_config.items()})
-        mechanisms = self.mechanisms(scenario, self.MECHANISMS[self.idiom])
+        mechanisms = self.mechanisms(scenario, self.mechanism_table)
         unsupported += self.unsupported_tool_choice(mechanisms)
-        common = dict(settings=settings, mechanisms=mechanisms, limits=limits, unsupported=unsupported)
+        common: dict[str, Any] = dict(settings=settings, mechanisms=mechanisms, limits=limits, unsupported=unsupported)
 
         prior_ids: set[str] = set()
         before: int | None = None
@@ -568,7 +572,7 @@ class LangGraphAdapter(Adapter):
         from langgraph.errors import GraphRecursionError
         from openai import APIError
 
-        base = dict(ended="raised", exception_type=type(exc).__name__, exception_message=str(exc)[:500],
+        base: dict[str, Any] = dict(ended="raised", exception_type=type(exc).__name__, exception_message=str(exc)[:500],
                     extra={"supersteps": supersteps})
         if isinstance(exc, GraphRecursionError):
             return NativeSignals(**base, limit="steps", limit_signal="raised")
@@ -647,7 +651,7 @@ def _finish_reason(messages: list[Any]) -> str | None:
 class LangGraphStateGraph(LangGraphAdapter):
     variant = "stategraph"
     about = "hand-built StateGraph (model node + ToolNode + tools_condition) with interrupt() inside the gated tool"
-    idiom = "stategraph"
+    mechanism_table = LangGraphAdapter.MECHANISMS["stategraph"]
     in_tool_gates = True
 
     def _build(self, scenario: Scenario, llm: Any, tools: list[Any], ledger: LedgerClient, checkpointer: Any,
@@ -692,6 +696,6 @@ class LangGraphModelCallLimit(LangGraphAdapter):
         return [ModelCallLimitMiddleware(thread_limit=n)], {
             "ModelCallLimitMiddleware": {"thread_limit": n, "exit_behavior": "end (default)"}}
 
-    def _calls_translation(self, n: int, default: str, graph: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _calls_translation(self, n: int, default: str, graph: Any) -> tuple[dict[str, Any], LimitTranslation]:
         return {}, LimitTranslation(neutral=n, native=f"ModelCallLimitMiddleware(thread_limit={n})",
                     note=f"recursion_limit: {default}")

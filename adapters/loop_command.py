@@ -31,6 +31,8 @@ from typing import Any, get_args
 from loopbench.harness.adapter import TOOL_CHOICE_INTENTS, Adapter, Capabilities, RunContext
 from loopbench.harness.ledger.http import TOKEN_HEADER
 from loopbench.harness.record import (
+    Intent,
+    LimitKind,
     LimitTranslation,
     NativeSignals,
     NeutralLimit,
@@ -107,7 +109,7 @@ class LoopCommandAdapter(Adapter):
         return answer
 
     def _segment(self, scenario: Scenario, a: dict[str, Any]) -> SegmentResult:
-        applied = a.get("limits") if isinstance(a.get("limits"), dict) else {}
+        applied: dict[str, Any] = a["limits"] if isinstance(a.get("limits"), dict) else {}
         limits: dict[NeutralLimit, LimitTranslation] = {}
         unsupported: list[str] = []
         for name in get_args(NeutralLimit):
@@ -119,11 +121,11 @@ class LoopCommandAdapter(Adapter):
             if not native:
                 unsupported.append(name)
         how = a.get("tool_choice")
-        table = {i: str(how) if isinstance(how, str) and how else
+        table: dict[Intent, str] = {i: str(how) if isinstance(how, str) and how else
                  "unsupported: the loop's answer does not say how it applied tool_choice" for i in TOOL_CHOICE_INTENTS}
         mechanisms = self.mechanisms(scenario, table)
         unsupported += self.unsupported_tool_choice(mechanisms)
-        limit = a.get("limit") if a.get("limit") in ("steps", "budget", "deadline") else None
+        limit: LimitKind | None = a["limit"] if a.get("limit") in ("steps", "budget", "deadline") else None
         signals = NativeSignals(
             ended=a["ended"], final_text=a.get("final_text"), limit=limit, limit_signal="handled" if limit else None,
             failure=a.get("failure") if a.get("failure") in ("tool", "model", "other") else None,

@@ -70,6 +70,11 @@ class OpenAIAgentsAdapter(Adapter):
     id = "openai-agents"
     distribution = "openai-agents"
     packages = ("openai",)
+    extra = "openai-agents"
+    # the version matrix holds the client to the release's day: openai-agents 0.17 builds usage objects an openai
+    # client of 2026-11 refuses
+    companions = ("openai",)
+    plain_script = "openai_agents.py"
     min_version = (0, 14)  # the oldest release tried that runs the suite (reports/matrix/versions.yaml)
     about = "the SDK's defaults; max_turns from the scenario"
     capabilities = Capabilities(
@@ -80,7 +85,7 @@ class OpenAIAgentsAdapter(Adapter):
         deny="tool input guardrail: raise_exception (stop) or reject_content (continue)",
     )
     # intent -> the native mechanism this adapter uses for it (a segment's `mechanisms` keeps the ones in use)
-    MECHANISMS: ClassVar[dict[Intent, str]] = {
+    mechanism_table: ClassVar[dict[Intent, str]] = {
         "deny_stop": "tool_input_guardrail -> ToolGuardrailFunctionOutput.raise_exception() "
                      "(ToolInputGuardrailTripwireTriggered ends the run)",
         "deny_continue": "tool_input_guardrail -> ToolGuardrailFunctionOutput.reject_content(message) "
@@ -205,9 +210,9 @@ class OpenAIAgentsAdapter(Adapter):
         settings.update(model_class="OpenAIChatCompletionsModel")
         if agent.model_settings.tool_choice is not None:
             settings.update(tool_choice=agent.model_settings.tool_choice, reset_tool_choice=agent.reset_tool_choice)
-        mechanisms = self.mechanisms(scenario, self.MECHANISMS)
+        mechanisms = self.mechanisms(scenario, self.mechanism_table)
         unsupported += self.unsupported_tool_choice(mechanisms)
-        common = dict(settings=settings, mechanisms=mechanisms, limits=limits, unsupported=unsupported)
+        common: dict[str, Any] = dict(settings=settings, mechanisms=mechanisms, limits=limits, unsupported=unsupported)
         try:
             result = await Runner.run(agent, start, **kwargs)
         except Exception as exc:  # the framework ended by raising: map the signal
@@ -237,7 +242,7 @@ class OpenAIAgentsAdapter(Adapter):
         from agents.exceptions import MaxTurnsExceeded, ModelBehaviorError, ToolInputGuardrailTripwireTriggered
         from openai import APIError
 
-        base = dict(ended="raised", exception_type=type(exc).__name__, exception_message=str(exc)[:500])
+        base: dict[str, Any] = dict(ended="raised", exception_type=type(exc).__name__, exception_message=str(exc)[:500])
         if isinstance(exc, MaxTurnsExceeded):
             return NativeSignals(**base, limit="steps", limit_signal="raised")
         if isinstance(exc, ToolInputGuardrailTripwireTriggered):

@@ -74,10 +74,17 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from loopbench.adapters import node_install
-from loopbench.harness.adapter import Adapter, Capabilities, RunContext
+from loopbench.harness.adapter import Adapter, Capabilities, NodeProject, RunContext
 from loopbench.harness.errors import LoopbenchError
 from loopbench.harness.own_work import OWN_WORK
-from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from loopbench.harness.record import (
+    LimitKind,
+    LimitTranslation,
+    NativeSignals,
+    PendingCall,
+    ReportedCounters,
+    SegmentResult,
+)
 from loopbench.harness.scenario import Scenario
 
 PROTOCOL_VERSION = 2
@@ -305,6 +312,13 @@ def _step_limit_of(text: str | None) -> int | None:
 class VercelAIAdapter(Adapter):
     id = "vercel-ai"
     distribution = "ai"  # an npm package: versions come from adapters/vercel/node_modules
+    package_index = "npm"
+    packages = ("@ai-sdk/openai", "@ai-sdk/provider-utils", "zod", "node")
+    node_project = NodeProject(node_install.SHIPPED, node_install.FILES, node_install.NODE_DIR_ENV, runtime="node")
+    # held to the release's day by the version matrix (Node itself within its locked major): ai 7.0.4 pairs with
+    # the @ai-sdk/openai of its day
+    companions = ("@ai-sdk/openai", "zod")
+    plain_script = "vercel_ai.mjs"  # run by the locked Node beside the locked node_modules (`plain_command`)
     min_version = MIN_AI
     about = "generateText with the SDK's defaults; stopWhen/timeout/toolApproval from the scenario"
     # the driver runs the idiom named by `variant`; its default step bound, as the driver read it from the SDK
@@ -320,16 +334,30 @@ class VercelAIAdapter(Adapter):
         notes=("a step limit returns normally with finishReason 'tool-calls': the adapter infers it",
                "a deny stop (hasToolCall) returns normally too: the adapter infers it from the denied call"),
     )
+    # what the driver does for each intent; each run's `mechanisms` are the driver's own words for it, the denied
+    # tools named (adapters/vercel/driver.mjs; tests/test_adapter_contract.py checks that the two agree)
+    mechanism_table = {
+        "deny_stop": "toolApproval: {<denied tool>: fn} returning {type: 'denied'} + stopWhen: [..., "
+                     "hasToolCall(<denied tool>)] (the loop ends after the step with the denied call)",
+        "deny_continue": "toolApproval: {<denied tool>: fn} returning {type: 'denied'} (the model sees "
+                         "execution-denied; the loop goes on)",
+        "approval_pause": "toolApproval: {<tool>: fn} returning 'user-approval' -> tool-approval-request parts; "
+                          "messages (prompt + response.messages) saved; a tool-approval-response appended on resume",
+        "reject": "tool-approval-response {approved: false, reason} on resume (the model sees execution-denied)",
+        "tool_choice_first": "prepareStep returning {toolChoice} for the step the turn answers (chosen from the "
+                             "step's messages)",
+        "tool_choice_later": "prepareStep returning {toolChoice} for the step the turn answers (chosen from the "
+                             "step's messages)",
+    }
 
     # ---- versions and availability (npm packages, not Python distributions)
     @classmethod
     def version(cls) -> str | None:
-        return _package_version("ai")
+        return _package_version(cls.distribution)
 
     @classmethod
     def package_versions(cls) -> dict[str, str]:
-        names = ("ai", "@ai-sdk/openai", "@ai-sdk/provider-utils", "zod", "node")
-        return {n: v for n in names if (v := _package_version(n)) is not None}
+        return {n: v for n in (cls.distribution, *cls.packages) if (v := _package_version(n)) is not None}
 
     @classmethod
     def unavailable_reason(cls) -> str | None:
@@ -347,6 +375,16 @@ class VercelAIAdapter(Adapter):
     def warm(cls) -> None:
         """Start this worker's driver (Node start-up and import('ai')) before any run is timed."""
         driver().ensure()
+
+    @classmethod
+    def plain_command(cls, script: Path, work: Path) -> list[str]:
+        """The plain script beside the locked node_modules, as a user's project has it, on the locked Node."""
+        home = node_install.ensure_installed()
+        here = work / "plain-vercel"
+        here.mkdir(parents=True)
+        (here / "plain.mjs").write_text(script.read_text())
+        (here / "node_modules").symlink_to(home / "node_modules")
+        return [str(home / "node_modules" / ".bin" / "node"), str(here / "plain.mjs")]
 
     # ---- running
     def _payload(self, scenario: Scenario, ctx: RunContext, op: str) -> dict[str, Any]:
@@ -406,7 +444,7 @@ class VercelAIAdapter(Adapter):
         if lim.max_model_calls is not None:
             limits["max_model_calls"] = LimitTranslation(neutral=lim.max_model_calls,
                                          native=f"stopWhen: isStepCount({lim.max_model_calls})")
-            step_limit = lim.max_model_calls
+            step_limit: int | None = lim.max_model_calls
         elif deny.get("step_bound") is not None:  # hasToolCall replaced the default: the driver restated it
             limits["max_model_calls"] = LimitTranslation(
                 neutral=None, native=f"stopWhen not set (SDK default {default_stop}, restated next to hasToolCall)")
@@ -441,7 +479,7 @@ class VercelAIAdapter(Adapter):
         if a.get("warnings"):
             extra["sdk_warnings"] = a["warnings"]
         notes: list[str] = []
-        common = dict(counters=counters, settings=settings, limits=limits, unsupported=unsupported,
+        common: dict[str, Any] = dict(counters=counters, settings=settings, limits=limits, unsupported=unsupported,
                       mechanisms=mechanisms,
                       # the driver outlives the segment: the worker's CPU clock cannot see it, the driver reports it
                       live_child_cpu_s=(a.get("cpu_us") or 0) / 1e6,
@@ -463,7 +501,7 @@ class VercelAIAdapter(Adapter):
                                  **common)
 
         last = a.get("last_step") or {}
-        limit = None
+        limit: LimitKind | None = None
         denied = False
         could_go_on = (last.get("finish_reason") == "tool-calls" and last.get("tool_calls", 0) > 0
                        and last.get("tool_outputs") == last.get("tool_calls"))
@@ -507,8 +545,8 @@ class VercelAIAdapter(Adapter):
             cur = cur.get("cause") or cur.get("lastError")
         names = [c.get("name") for c in chain]
         extra["thrown"] = thrown
-        base = dict(ended="raised", exception_type=thrown.get("name"), exception_message=thrown.get("message"),
-                    extra=extra)
+        base: dict[str, Any] = dict(ended="raised", exception_type=thrown.get("name"),
+                                    exception_message=thrown.get("message"), extra=extra)
         if deadline_set and "TimeoutError" in names:
             return NativeSignals(**base, limit="deadline", limit_signal="raised")
         if any(n in MODEL_ERRORS for n in names):

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import ClassVar, get_args
+from typing import ClassVar, Literal, get_args
 
 from loopbench.harness.errors import BadInput, InputProblem
 from loopbench.harness.record import Capabilities, Intent, LimitTranslation, NeutralLimit, SegmentResult
@@ -80,17 +81,60 @@ class RunContext:
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class NodeProject:
+    """Where an npm framework's adapter runs its framework from: a Node project shipped with the adapter (its
+    `package.json` and `package-lock.json`). The version matrix copies it and installs another release there;
+    the adapter runs from such a copy when `dir_env` names one."""
+
+    dir: Path  # the shipped project
+    files: tuple[str, ...]  # what a copy of it needs (the matrix's cache key is their content)
+    dir_env: str  # the environment variable that points the adapter at a copy of its own
+    runtime: str | None = None  # the npm package that is Node itself: the matrix keeps it within its locked major
+
+
 class Adapter(ABC):
     """One framework idiom. The registered class is the framework's `default` variant; every other variant is
-    a subclass that declares its own `variant` id and `about`, and overrides only what its idiom changes."""
+    a subclass that declares its own `variant` id and `about`, and overrides only what its idiom changes.
+
+    Besides what a run needs, the class holds its framework's facts, which the rest of loopbench reads from
+    it and never restates: the version matrix (loopbench/matrix.py) builds an environment from `extra` (or
+    `node_project`), `distribution`, `package_index` and `companions`; the bench (loopbench/bench/) runs
+    `plain_script` with `plain_command`; tests/test_adapter_contract.py checks them for every built-in adapter
+    (docs/adapters.md lists the files a new built-in adapter touches)."""
 
     id: ClassVar[str]
     variant: ClassVar[str] = "default"
     about: ClassVar[str]  # what this idiom is ("default": the framework's defaults)
     capabilities: ClassVar[Capabilities]
-    distribution: ClassVar[str]  # the package whose version is the framework version
+    # intent -> the native mechanism this idiom uses for it, for every `Intent` (one it cannot express: a value
+    # starting `unsupported: why`); `mechanisms()` keeps, per segment, the ones the scenario states
+    mechanism_table: ClassVar[dict[Intent, str]] = {}
+    # the package whose version is the framework version: the one a record's `framework_version` is, and the one
+    # the version matrix varies (`loopbench matrix --versions DISTRIBUTION=V1,V2`)
+    distribution: ClassVar[str]
+    package_index: ClassVar[Literal["pypi", "npm"]] = "pypi"  # where `distribution`'s releases are published
     min_version: ClassVar[tuple[int, ...]] = (0,)
-    packages: ClassVar[tuple[str, ...]] = ()  # every package whose version a record lists
+    packages: ClassVar[tuple[str, ...]] = ()  # every further package whose version a record lists
+    # the extra of loopbench's pyproject.toml that installs the framework (`pip install loopbench[EXTRA]`; the
+    # matrix resolves it with `distribution` at each version); None: not a PyPI framework (see `node_project`)
+    extra: ClassVar[str | None] = None
+    # npm: the Node project the framework runs from (None: a Python framework)
+    node_project: ClassVar[NodeProject | None] = None
+    # the packages released together with the framework, which the version matrix holds to what was published
+    # by a release's day (so a release runs beside the companions of its time, not today's); PyPI: each is
+    # resolved with uv's --exclude-newer-package; npm: each dependency of `node_project`'s package.json other than
+    # `distribution` and its `runtime` (npm's --before)
+    companions: ClassVar[tuple[str, ...]] = ()
+    # `loopbench bench`'s plain script (a file in loopbench/plain/, no loopbench code: the framework driven as its
+    # docs show, one JSON request per stdin line); None: the bench leaves the framework out
+    plain_script: ClassVar[str | None] = None
+
+    @classmethod
+    def plain_command(cls, script: Path, work: Path) -> list[str]:
+        """The command that starts `plain_script` (at `script`) for the bench, `work` a private directory it may
+        prepare things in: by default this Python on the script."""
+        return [sys.executable, str(script)]
 
     @classmethod
     def idioms(cls) -> dict[str, type[Adapter]]:
@@ -155,7 +199,7 @@ class Adapter(ABC):
         }
 
     @classmethod
-    def mechanisms(cls, scenario: Scenario, table: dict[Intent, str]) -> dict[str, str]:
+    def mechanisms(cls, scenario: Scenario, table: dict[Intent, str]) -> dict[Intent, str]:
         """The native mechanism used for each intent the scenario states (from the adapter's `table`), for
         a segment's `mechanisms`: deny_stop / deny_continue when a tool is denied by policy (by `policy.deny`),
         approval_pause when a tool needs approval, reject when a resume rejects a call, tool_choice_first /
@@ -175,7 +219,7 @@ class Adapter(ABC):
         return {intent: table.get(intent, "unsupported") for intent in used}
 
     @staticmethod
-    def unsupported_tool_choice(mechanisms: dict[str, str]) -> list[str]:
+    def unsupported_tool_choice(mechanisms: dict[Intent, str]) -> list[str]:
         """The `tool_choice` intents the framework cannot express, for a segment's `unsupported` (its requests
         then go with the framework's default, and the record says the cell could not be set up)."""
         return [i for i in TOOL_CHOICE_INTENTS if mechanisms.get(i, "").startswith("unsupported")]

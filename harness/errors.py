@@ -37,6 +37,11 @@ class ScriptViolation(LoopbenchError):
     """The scripted model was asked something its script cannot answer."""
 
 
+class UnansweredRequest(ScriptViolation):
+    """No turn of the script answers what the latest scripted calls returned: the scenario's own gap (its run
+    is `script_error`), whatever the framework did to get there."""
+
+
 class SchemaMismatch(BadInput):
     """A results file written by another schema version."""
 

@@ -25,6 +25,8 @@ READABLE_VERSIONS = (1, 2, 3)
 Outcome = Literal[
     "completed", "incomplete", "limit_steps", "limit_budget", "limit_deadline", "awaiting_approval",
     "denied", "failed", "stalled", "capped", "hung", "error",
+    # the scenario's own fault: its scripted model met a request its script cannot answer (never the framework's)
+    "script_error",
 ]
 Category = Literal[
     "baseline", "limits", "approval", "denial", "tool_failure", "model_failure", "stall", "context"
@@ -82,8 +84,10 @@ class RequestLogEntry(Frozen):
 
 
 class Violation(Frozen):
-    seq: int
+    seq: int  # the request's; 0: a call to an endpoint that is no model
     reason: str
+    # unanswered: no turn of the script answers the request (the scenario's fault: the run is `script_error`)
+    kind: Literal["unanswered", "other"] = "other"
 
 
 # ---------------------------------------------------------------- ground truth from the tool ledger
@@ -225,7 +229,8 @@ def counter(label: str, doc: str, *, timing: bool = False, summed: bool = False,
     name), `timing` (depends on the machine's load: compared with a tolerance or not at all), `summed` (a
     reported counter summed over a task's segments), `size` (bytes of text the framework partly takes from its
     environment: compared with a tolerance)."""
-    extra = {"label": label, "timing": timing, "summed": summed, "per_tool": per_tool, "size": size}
+    extra: dict[str, Any] = {"label": label, "timing": timing, "summed": summed, "per_tool": per_tool,
+                             "size": size}
     if per_tool:
         return Field(default_factory=dict, description=doc, json_schema_extra=extra)
     return Field(default=default, description=doc, json_schema_extra=extra)
@@ -363,7 +368,8 @@ class RunRecord(BaseModel):
     capabilities: Capabilities | None = Field(default=None, description="the adapter's declared capabilities")
     environment: dict[str, Any] = Field(default_factory=dict)
     outcome: Outcome
-    outcome_rule: int = Field(description="the row of DESIGN.md's ordered outcome table that decided it")
+    outcome_rule: int = Field(description="the number of the rule that decided it, in the ordered outcome table "
+                              "(OutcomeRule in harness/judge/outcome.py; docs/policy.md)")
     error_reason: str | None = None
     native: NativeRecord = NativeRecord()
     limits: dict[NeutralLimit, LimitTranslation] = Field(default_factory=dict)

@@ -2,12 +2,14 @@
 and cached, merged into one results set whose records carry their versions (`loopbench matrix`).
 
 A version set is one framework package at one version (`--versions openai-agents=0.22.0,0.24.0` gives two).
-Its environment:
-- a Python package (openai-agents, claude-agent-sdk, langgraph): a venv whose lock is this project's
-  `requirements.lock` re-resolved by uv with that one package overridden (`uv pip compile --override`, the
-  old lock as preferences, so only what the version needs moves), then loopbench itself installed editable;
-- the npm package `ai`: a copy of the Node driver's directory with `npm install ai@VERSION` (its lock
-  re-resolved the same way), used through `LOOPBENCH_NODE_DIR` by the project's own venv.
+The packages are the built-in adapters' `distribution`s, and everything the matrix knows about one comes from
+its adapter class (harness/adapter.py: `package_index`, `extra`, `node_project`, `companions`). Its environment:
+- a PyPI package: a venv whose lock is this project's `requirements.lock` re-resolved by uv for the adapter's
+  pyproject extra with that one package overridden (`uv pip compile --override`, the old lock as preferences,
+  so only what the version needs moves), then loopbench itself installed editable;
+- an npm package: a copy of the adapter's Node project with `npm install PKG@VERSION` (its lock re-resolved the
+  same way), used through the project's environment variable (`LOOPBENCH_NODE_DIR`) by the project's own venv.
+The adapter's companions are held to what was published by the release's day (online).
 Environments live under `$LOOPBENCH_CACHE/matrix/` (else `~/.cache/loopbench/matrix/`), keyed by the version
 set and the content of the locks, and are reused by later runs. Each version set's runs are one ordinary
 `loopbench run` in its environment (the runner's slots and warm workers), restricted to the framework that
@@ -26,15 +28,15 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
+from loopbench.harness.adapter import BUILTIN, REGISTRY, Adapter, adapter_class
 from loopbench.harness.errors import BadInput, InputProblem
 
 ROOT = Path(__file__).resolve().parent.parent  # a checkout (the matrix builds environments from its locks)
 LOCK = ROOT / "requirements.lock"
 PYPROJECT = ROOT / "pyproject.toml"
-NODE_DIR = ROOT / "adapters" / "vercel"
-NODE_FILES = ("driver.mjs", "package.json", "package-lock.json")
 BUILD_TIMEOUT_S = 900
 READY = ".ready"
 RECIPE = b"5"  # how an environment is built: part of its cache key (5: companions held to the release's date)
@@ -42,23 +44,16 @@ OFFLINE_ENV = "LOOPBENCH_MATRIX_OFFLINE"  # "1": build from the uv and npm cache
 HOLD_ENV = "LOOPBENCH_MATRIX_HOLD"  # "0": companions as locked, not held to the release's date (the offline
 # test's resolution, which `make matrix-fixtures` repeats online to fill the cache with exactly that)
 
-# the framework package of each adapter, and the pyproject extra that installs it
-FRAMEWORKS: dict[str, tuple[str, str | None]] = {
-    "openai-agents": ("openai-agents", "openai-agents"),
-    "claude-agent-sdk": ("claude-agent-sdk", "claude"),
-    "langgraph": ("langgraph", "langgraph"),
-    "ai": ("vercel-ai", None),  # npm
-}
 VERSION_PATTERN = re.compile(r"^[0-9][0-9A-Za-z.+-]*$")
-# packages released together with a framework: held to what was published by the framework release's date, so
-# a release runs beside the companions of its time (langchain 1.5 needs a newer langgraph than 1.2.3, and
-# ai 7.0.4 pairs with the @ai-sdk/openai of its day), not beside today's
-COMPANIONS: dict[str, tuple[str, ...]] = {
-    "openai-agents": ("openai",),  # openai-agents 0.17 builds usage objects an openai client of 2026-11 refuses
-    "claude-agent-sdk": ("mcp",),  # claude-agent-sdk 0.2.90 calls an mcp Server API later mcp releases dropped
-    "langgraph": ("langchain", "langchain-core", "langchain-openai", "langgraph-checkpoint-sqlite"),
-    # ai: every other dependency of the driver (@ai-sdk/openai, zod; node within its locked major)
-}
+
+
+@cache
+def frameworks() -> dict[str, type[Adapter]]:
+    """The package each built-in framework's releases are named by (its adapter's `distribution`) -> its adapter
+    class (the default variant), in the registry's order. Plug-in adapters are not in the matrix: an environment
+    is built from this project's pyproject extras and Node projects."""
+    found = (adapter_class(fid) for fid in REGISTRY if fid in BUILTIN)
+    return {cls.distribution: cls for cls in found if cls.extra is not None or cls.node_project is not None}
 
 
 @dataclass(frozen=True)
@@ -67,12 +62,16 @@ class VersionSet:
     version: str
 
     @property
+    def adapter(self) -> type[Adapter]:
+        return frameworks()[self.package]
+
+    @property
     def framework(self) -> str:
-        return FRAMEWORKS[self.package][0]
+        return self.adapter.id
 
     @property
     def node(self) -> bool:
-        return FRAMEWORKS[self.package][1] is None
+        return self.adapter.package_index == "npm"
 
     @property
     def id(self) -> str:
@@ -86,8 +85,8 @@ def parse_versions(specs: list[str], source: str = "--versions") -> list[Version
     for spec in specs:
         package, sep, versions = spec.partition("=")
         package = package.strip()
-        if not sep or package not in FRAMEWORKS:
-            problems.append(InputProblem(source, spec, f"expected PKG=V1,V2 with PKG one of {', '.join(FRAMEWORKS)}"))
+        if not sep or package not in frameworks():
+            problems.append(InputProblem(source, spec, f"expected PKG=V1,V2 with PKG one of {', '.join(frameworks())}"))
             continue
         for v in filter(None, (x.strip() for x in versions.split(","))):
             if not VERSION_PATTERN.match(v):
@@ -176,34 +175,46 @@ def release_date(vs: VersionSet) -> str | None:
     return day.isoformat()
 
 
+def npm_dependencies(locked: dict[str, str], cls: type[Adapter], version: str) -> dict[str, str]:
+    """An npm framework's manifest dependencies for one release, its companions held by date: the package at
+    that version, each companion at the newest published (npm's --before), Node itself within its locked major
+    (the runtime is not what the matrix varies); anything else as locked."""
+    runtime = cls.node_project.runtime if cls.node_project else None
+    return {p: version if p == cls.distribution else f"^{str(v).split('.')[0]}" if p == runtime
+            else "*" if p in cls.companions else v for p, v in locked.items()}
+
+
+def _build_npm(vs: VersionSet) -> Environment:
+    cls = vs.adapter
+    project = cls.node_project
+    assert project is not None, f"{cls.id} is an npm framework without a node_project"
+    home = cache_root() / f"{vs.id}-{_digest(*(project.dir / f for f in project.files))}"
+    env = {project.dir_env: str(home)}
+    if (home / READY).exists():
+        return Environment(vs, home, Path(sys.executable), env, reused=True)
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    for name in project.files:
+        shutil.copy2(project.dir / name, home / name)
+    day = release_date(vs)
+    if day is None:  # offline: the locked companions
+        _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *_offline(),
+              f"{vs.package}@{vs.version}"], cwd=home)
+    else:  # the companions as the newest published by the release's date
+        manifest = json.loads((home / "package.json").read_text())
+        manifest["dependencies"] = npm_dependencies(manifest["dependencies"], cls, vs.version)
+        (home / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        (home / "package-lock.json").unlink()
+        _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", f"--before={day}"], cwd=home)
+    (home / "companions.txt").write_text(f"published before {day}\n" if day else "as locked\n")
+    (home / READY).write_text(vs.version)
+    return Environment(vs, home, Path(sys.executable), env, reused=False)
+
+
 def build(vs: VersionSet) -> Environment:
     """The version set's environment, built once (reused when its stamp is there)."""
     if vs.node:
-        home = cache_root() / f"{vs.id}-{_digest(*(NODE_DIR / f for f in NODE_FILES))}"
-        env = {"LOOPBENCH_NODE_DIR": str(home)}
-        if (home / READY).exists():
-            return Environment(vs, home, Path(sys.executable), env, reused=True)
-        shutil.rmtree(home, ignore_errors=True)
-        home.mkdir(parents=True)
-        for name in NODE_FILES:
-            shutil.copy2(NODE_DIR / name, home / name)
-        day = release_date(vs)
-        if day is None:  # offline: the locked companions
-            _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *_offline(), f"ai@{vs.version}"],
-                 cwd=home)
-        else:  # the companions (@ai-sdk/openai, zod) as the newest published by the release's date; Node itself
-            # within the locked major (the runtime is not what the matrix varies)
-            manifest = json.loads((home / "package.json").read_text())
-            deps = manifest["dependencies"]
-            manifest["dependencies"] = {
-                p: vs.version if p == vs.package else f"^{str(v).split('.')[0]}" if p == "node" else "*"
-                for p, v in deps.items()}
-            (home / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
-            (home / "package-lock.json").unlink()
-            _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", f"--before={day}"], cwd=home)
-        (home / "companions.txt").write_text(f"published before {day}\n" if day else "as locked\n")
-        (home / READY).write_text(vs.version)
-        return Environment(vs, home, Path(sys.executable), env, reused=False)
+        return _build_npm(vs)
     home = cache_root() / f"{vs.id}-{_digest(LOCK, PYPROJECT)}"
     python = home / "venv" / "bin" / "python"
     if (home / READY).exists() and python.exists():
@@ -213,11 +224,11 @@ def build(vs: VersionSet) -> Environment:
     uv = _uv()
     (home / "override.txt").write_text(f"{vs.package}=={vs.version}\n")
     shutil.copy2(LOCK, home / "requirements.lock")  # the preferences: only what the version needs moves
-    extra = FRAMEWORKS[vs.package][1]
+    extra, companions = vs.adapter.extra, vs.adapter.companions
     held: list[str] = []
     if (day := release_date(vs)) is not None:  # the companions as they were then
-        held = [x for pkg in COMPANIONS.get(vs.package, ()) for x in ("--exclude-newer-package", f"{pkg}={day}")]
-        for pkg in COMPANIONS.get(vs.package, ()):  # no preference for today's companion versions
+        held = [x for pkg in companions for x in ("--exclude-newer-package", f"{pkg}={day}")]
+        for pkg in companions:  # no preference for today's companion versions
             held += ["--upgrade-package", pkg]
     _run([uv, "pip", "compile", "-q", *_offline(), str(PYPROJECT), "--extra", str(extra), "--python-version", "3.11",
           "--override", str(home / "override.txt"), *held, "-o", str(home / "requirements.lock")])

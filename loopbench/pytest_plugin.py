@@ -1,13 +1,19 @@
 """The pytest plugin (entry point `pytest11`: installing loopbench is enough). `pytest --loopbench` collects one
 test item per scenario × framework variant, `approval_pause[langgraph:stategraph]` (`[langgraph]` for a default
 variant), and runs the selected ones through the normal runner (warm workers, parallel slots) in the
-background while pytest reports them in order. An item fails when its run is `error` or `hung`, and, with
-`--loopbench-baseline DIR`, when its cell behaves differently from the baseline's (each change named, as
-`loopbench diff` names it). `-k` selects items before anything runs; `-x` stops the runner after the first
-failure (runs in flight are dropped).
+background while pytest reports them in order. An item fails when its run fails `--loopbench-fail-on`, the
+choices and default of `loopbench run --fail-on` (loopbench/fail_on.py): `error` (the default: loopbench's own
+error) and/or `deviation` (any verdict but conforms); when its run is `hung` whatever the choice (a test run
+that had to be killed is a failing test); and, with `--loopbench-baseline DIR`, when its cell behaves
+differently from the baseline's (each change named, as `loopbench diff` names it). The failure text starts with
+the run's outcome and verdict, then the top deviations or changes; `-v` shows each item's outcome and verdict
+(`PASSED incomplete (deviates)`), and the item's properties (outcome, verdict, run_id; `--junitxml` writes them)
+carry them too. `-k` selects items before anything runs; `-x` stops the runner after the first failure (runs
+in flight are dropped).
 
     pytest --loopbench --loopbench-framework langgraph --loopbench-baseline reports/published
     pytest --loopbench --loopbench-scenarios my_scenarios/ -k approval -x
+    pytest --loopbench --loopbench-fail-on deviation -v
 """
 
 from __future__ import annotations
@@ -15,13 +21,17 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from loopbench.fail_on import CHOICES, fail_on_kinds, failing
+
 KEY = pytest.StashKey["_Controller"]()
 WAIT_S = 3600.0  # the longest one item waits for its run (the runner's own hard timeouts are shorter)
+TOP = 3  # deviations or changes named in a failure's first line
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -32,6 +42,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--loopbench-scenarios", action="append", default=[], metavar="PATH",
                 help="your own scenario directory or file instead of the built-in suite (repeatable)")
     g.addoption("--loopbench-baseline", metavar="DIR", help="fail an item whose cell behaves differently here")
+    g.addoption("--loopbench-fail-on", action="append", default=[], choices=CHOICES,
+                help="as `loopbench run --fail-on`: fail an item whose run is an error (default) or, with deviation, "
+                     "has any verdict but conforms (repeatable); a hung run fails its item either way")
     g.addoption("--loopbench-out", metavar="DIR", help="keep the results here (default: a temporary directory)")
     g.addoption("--loopbench-jobs", type=int, metavar="N", help="runs computing at a time (default: a slot per core)")
 
@@ -60,18 +73,40 @@ class LoopbenchItem(pytest.Item):
             pytest.skip(f"{self.framework}: {self.unavailable}")
         controller: _Controller = self.config.stash[KEY]
         record = controller.record_of(self)
-        if record.outcome in ("error", "hung"):
-            pytest.fail(f"{self.name}: {record.outcome}: {record.error_reason or 'no reason recorded'} "
-                        f"(run {record.run_id}; `loopbench show {record.run_id} --results {controller.out}`)",
-                        pytrace=False)
-        changes = controller.changes_against_baseline(record)
-        if changes:
-            listed = "; ".join(f"{what}: {was} → {now}" for what, was, now in changes)
-            pytest.fail(f"{self.name} behaves differently from the baseline: {listed} (run {record.run_id})",
+        # the report's properties: `-v` shows them (pytest_report_teststatus), --junitxml writes them
+        self.user_properties += [("outcome", record.outcome), ("verdict", record.verdict),
+                                 ("run_id", record.run_id)]
+        reasons = _reasons(record, controller.fail_on, controller.changes_against_baseline(record))
+        if reasons:
+            pytest.fail(f"{record.outcome} ({record.verdict}): {'; '.join(reasons)}\n"
+                        f"run {record.run_id}: `loopbench show {record.run_id} --results {controller.out}`",
                         pytrace=False)
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return (self.scenario.source or "loopbench", None, self.name)
+
+
+def _top(items: list[str]) -> str:
+    more = len(items) - TOP
+    return "; ".join(items[:TOP]) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _reasons(record: Any, fail_on: Sequence[str], changes: list[tuple[str, Any, Any]]) -> list[str]:
+    """Why an item fails, each reason with its top deviations or changes; none when it passes."""
+    from loopbench.reports.formatting import deviation_text
+
+    out: list[str] = []
+    if failing(record, fail_on) is not None:  # `run --fail-on`'s decision (loopbench/fail_on.py)
+        if record.outcome == "error":
+            out.append(record.error_reason or "no reason recorded")
+        else:
+            deviations = [deviation_text(d) for d in record.deviations]
+            out.append("fails --loopbench-fail-on deviation" + (f": {_top(deviations)}" if deviations else ""))
+    elif record.outcome == "hung":  # the plugin's own rule, whatever --loopbench-fail-on
+        out.append(f"the run hung: {record.error_reason or 'no reason recorded'}")
+    if changes:
+        out.append("behaves differently from the baseline: " + _top([f"{w}: {a} → {b}" for w, a, b in changes]))
+    return out
 
 
 class _Controller:
@@ -87,6 +122,7 @@ class _Controller:
         self.stop = threading.Event()
         self.thread: threading.Thread | None = None
         self.out = Path(config.getoption("loopbench_out") or tempfile.mkdtemp(prefix="loopbench-pytest-"))
+        self.fail_on = fail_on_kinds(config.getoption("loopbench_fail_on"))
         baseline = config.getoption("loopbench_baseline")
         self.baseline: dict[tuple[str, str, str], Any] | None = None
         if baseline:
@@ -157,8 +193,41 @@ class _Controller:
             self.thread.join(timeout=120)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-asyncio's own pytest_configure reads its setting
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "loopbench: a loopbench scenario × framework variant item")
+    if config.getoption("loopbench"):
+        _settle_asyncio_loop_scope(config)
+
+
+ASYNCIO_SCOPE = "asyncio_default_fixture_loop_scope"
+
+
+def _settle_asyncio_loop_scope(config: pytest.Config) -> None:
+    """pytest-asyncio (installed with loopbench's dev extra) opens every session whose configuration does not
+    set `asyncio_default_fixture_loop_scope` with a PytestDeprecationWarning about the option's future default;
+    `pytest --loopbench` usually runs where no configuration file does (a CI job's directory, a temporary one).
+    Unset, the option means `fixture-scope` (each async fixture's loop scope is its own scope): this says so
+    explicitly, from pytest-asyncio 1.5 on, which is where that value exists, so the session behaves exactly as
+    it would unset. The loopbench items use no event loop of pytest's; a value set in the configuration or
+    with `-o` is kept."""
+    try:
+        if config.getini(ASYNCIO_SCOPE):
+            return
+    except ValueError:  # pytest-asyncio is not installed (or not loaded: -p no:asyncio)
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    from packaging.version import Version
+
+    try:
+        if Version(version("pytest-asyncio")) < Version("1.5"):
+            return
+    except PackageNotFoundError:
+        return
+    cache = getattr(config, "_inicache", None)  # getini's cache (pytest 8 and 9): no public setter exists
+    if isinstance(cache, dict):
+        cache[ASYNCIO_SCOPE] = "fixture-scope"
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -169,12 +238,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from loopbench.harness.adapter import describe_frameworks, resolve_selection
     from loopbench.harness.errors import BadInput
     from loopbench.harness.record import column_of
+    from loopbench.harness.run.ideal import script_problems
     from loopbench.harness.scenario import expand_paths, load_scenarios
     from loopbench.reports.claims import known_claim_ids
 
     try:
         paths = [Path(p) for p in config.getoption("loopbench_scenarios")]
         scenarios = load_scenarios(expand_paths(paths) if paths else None, claim_ids=known_claim_ids())
+        if problems := [p for s in scenarios for p in script_problems(s)]:  # the dry run `loopbench run` does
+            raise BadInput(problems)
         selection = resolve_selection(config.getoption("loopbench_framework"))
     except BadInput as exc:
         raise pytest.UsageError(f"loopbench: {exc}") from None
@@ -184,7 +256,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                                       framework=framework, variant=variant, unavailable=info[framework].unavailable)
             for framework, variant in selection for sc in scenarios]
     # reported as a collection, so pytest's "collected N items" counts them
-    config.hook.pytest_collectreport(report=pytest.CollectReport(suite.nodeid, "passed", None, mine))
+    collected: list[pytest.Item | pytest.Collector] = list(mine)
+    config.hook.pytest_collectreport(report=pytest.CollectReport(suite.nodeid, "passed", None, collected))
     items.extend(mine)
 
 
@@ -198,6 +271,37 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     controller = session.config.stash.get(KEY, None)
     if controller is not None:
         controller.close()
+
+
+def _is_mine(report: pytest.TestReport) -> bool:
+    return report.when == "call" and "::" in report.nodeid and \
+        report.nodeid.rpartition("::")[0].rpartition("/")[2] == "loopbench"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config
+                             ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+    """A loopbench item's run in `-v`: `PASSED completed (conforms)`, `FAILED incomplete (deviates)`. Once a
+    failed item's line is written, its word is plain `FAILED` again: the short summary line has its failure
+    text, which starts with the outcome and verdict, and no room to spare."""
+    props = dict(report.user_properties) if _is_mine(report) else {}
+    if "verdict" not in props or report.outcome not in ("passed", "failed"):
+        return None
+    if report.failed and getattr(report, "_loopbench_logged", False):
+        return "failed", "F", ("FAILED", {"red": True})
+    word = f"{report.outcome.upper()} {props['outcome']} ({props['verdict']})"
+    if report.failed:
+        return "failed", "F", (word, {"red": True})
+    return "passed", ".", (word, {"green": True} if props["verdict"] == "conforms" else {"yellow": True})
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> Any:
+    try:
+        return (yield)
+    finally:
+        if _is_mine(report):
+            report._loopbench_logged = True  # type: ignore[attr-defined]
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

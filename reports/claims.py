@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -48,7 +49,7 @@ _CMP = {
 }
 _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
         ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
-_FUNCS = {"len": len, "abs": abs, "min": min, "max": max}
+_FUNCS: dict[str, Callable[..., Any]] = {"len": len, "abs": abs, "min": min, "max": max}
 
 
 def _path_of(node: ast.AST) -> str | None:
@@ -81,7 +82,7 @@ def check_expression(expr: str) -> ast.Expression:
         if isinstance(node, ast.BinOp) and type(node.op) not in _BIN:
             raise ValueError(f"operator {type(node.op).__name__} is not allowed")
         if isinstance(node, ast.Attribute | ast.Subscript):
-            root = node
+            root: ast.expr = node
             while isinstance(root, ast.Attribute | ast.Subscript):
                 root = root.value
             if not (isinstance(root, ast.Name) and root.id in RECORD_FIELDS):

@@ -165,7 +165,7 @@ def mechanisms_frame(records: list[RunRecord]) -> pd.DataFrame:
     found: dict[tuple[str, str], dict[str, set[str]]] = {}
     for c in cells(records):
         r = c.rep
-        used: dict[str, str] = dict(r.native.mechanisms)
+        used: dict[str, str] = {str(k): v for k, v in r.native.mechanisms.items()}
         for name, spec in r.limits.items():
             if spec.neutral is not None:
                 used[f"limit: {name}"] = spec.native or "unsupported"

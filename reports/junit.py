@@ -1,7 +1,8 @@
 """JUnit XML for CI (junitparser): one testcase per cell (scenario × framework variant), its classname the
 framework variant, its name the scenario.
 
-- `run --junit FILE`: a cell fails by `--fail-on`: `error` (the default: loopbench's own error) and/or
+- `run --junit FILE`: a cell fails by `--fail-on`: `error` (the default: loopbench's own error, or the
+  scenario's: `script_error`, a JUnit error of that type) and/or
   `deviation` (any verdict but conforms; a run that hung deviates). Its outcome, verdict and deviations are in
   the testcase's properties and output either way.
 - `diff --junit FILE`: a cell on both sides fails when its behaviour changed, each change in the message;
@@ -27,8 +28,8 @@ FailOn = Literal["error", "deviation", "change"]
 def failing(rec: RunRecord, fail_on: Iterable[FailOn]) -> str | None:
     """Why this run fails the given criteria, or None."""
     kinds = set(fail_on)
-    if "error" in kinds and rec.outcome == "error":
-        return f"error: {rec.error_reason or 'no reason recorded'}"
+    if "error" in kinds and rec.outcome in ("error", "script_error"):  # loopbench's or the scenario's own fault
+        return f"{rec.outcome}: {rec.error_reason or 'no reason recorded'}"
     if "deviation" in kinds and rec.verdict != "conforms":
         return f"{rec.verdict}: " + ("; ".join(deviation_text(d) for d in rec.deviations) or rec.outcome)
     return None
@@ -54,7 +55,8 @@ def run_junit(records: list[RunRecord], fail_on: Iterable[FailOn]) -> JUnitXml:
         _properties(case, outcome=r.outcome, verdict=r.verdict, run_id=r.run_id)
         why = failing(r, kinds)
         if why is not None:
-            result = Error(why, type_="error") if r.outcome == "error" else Failure(why, type_=r.verdict)
+            result = (Error(why, type_=r.outcome) if r.outcome in ("error", "script_error")
+                      else Failure(why, type_=r.verdict))
             case.result = [result]
         case.system_out = "\n".join([f"{r.outcome} ({r.verdict})", *(deviation_text(d) for d in r.deviations)])
         suite.add_testcase(case)

@@ -127,7 +127,9 @@ def _context_scenario(records: list[RunRecord]) -> str | None:
         growth[r.scenario] = max(growth.get(r.scenario, 0), g)
     context = [s for s in growth if any(r.scenario == s and r.category == "context" for r in records)]
     pool = context or list(growth)
-    return max(sorted(pool), key=lambda s: growth[s]) if pool and growth[max(pool, key=growth.get)] else None
+    if not pool or not any(growth[s] for s in pool):  # no prompt grew: no picture
+        return None
+    return max(sorted(pool), key=lambda s: growth[s])
 
 
 def context_plot(records: list[RunRecord]) -> bytes | None:

@@ -40,7 +40,8 @@ def read_trace(results_dir: Path, rec: RunRecord, limit: int = MAX_TRACE_EVENTS)
         return [], f"trace path {rec.trace!r} leads outside the results directory: not read"
     if not path.is_file():
         return [], f"trace file {path} not found"
-    events, bad, total = [], 0, 0
+    events: list[dict[str, Any]] = []
+    bad = total = 0
     with path.open(encoding="utf-8", errors="replace") as fh:
         for line in fh:
             if not line.strip():
@@ -138,7 +139,8 @@ def run_sections(rec: RunRecord, results_dir: Path | None = None) -> list[Sectio
         for q in rec.requests]))
     out.append(Section("Tool ledger", ["id", "kind", "tool", "call", "args", "outcome", "effect", "t s", "note"], [
         [e.id, e.kind, e.tool, e.call_id or "–", fmt(e.args, 60),
-         e.decision if e.kind == "authorize" else e.outcome + (f" ({e.error_kind})" if e.error_kind else ""),
+         (e.decision or "–") if e.kind == "authorize" else (e.outcome or "–") + (f" ({e.error_kind})"
+                                                                               if e.error_kind else ""),
          ("committed" if e.committed else "–") + (" DUPLICATE" if e.duplicate_effect else ""),
          fmt(e.started_s), "caller abandoned" if e.caller_abandoned else ""]
         for e in rec.ledger]))

@@ -1,17 +1,22 @@
 """`summary.json`: the report's content as typed JSON (counts are integers, unknowns null, structures nested —
 never JSON inside a string), described by a JSON Schema (`loopbench schema summary`, committed as
-docs/summary.schema.json)."""
+docs/summary.schema.json): its typed models, and `summary(ReportData)` / `render_json` filling them."""
 
 from __future__ import annotations
 
+import json
 import math
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from loopbench.harness.record import Category, Outcome, Verdict
-from loopbench.reports.severity import Severity
+from loopbench.reports.cells import cells
+from loopbench.reports.severity import Described, Severity, worst
+
+if TYPE_CHECKING:  # the data module imports the report's whole computation; the schema needs none of it
+    from loopbench.reports.data import ReportData
 
 SUMMARY_VERSION = 1
 Row = dict[str, Any]
@@ -124,7 +129,7 @@ def table_rows(df: pd.DataFrame) -> list[Row]:
     integers."""
     if df.empty:
         return []
-    rows = [{k: _plain(v) for k, v in row.items()} for row in df.astype(object).to_dict("records")]
+    rows: list[Row] = [{str(k): _plain(v) for k, v in row.items()} for row in df.astype(object).to_dict("records")]
     for col in df.columns:
         values = [r[col] for r in rows if r[col] is not None]
         if values and all(isinstance(x, float) and x.is_integer() for x in values) and \
@@ -133,3 +138,45 @@ def table_rows(df: pd.DataFrame) -> list[Row]:
                 if r[col] is not None:
                     r[col] = int(r[col])
     return rows
+
+
+def summary(data: ReportData) -> Summary:
+    """The report as typed data (summary.json)."""
+    b = data.baseline
+
+    def worst_out(w: Described | None) -> Worst | None:
+        return Worst(severity=w.severity, words=w.words, deviation=w.deviation) if w is not None else None
+
+    matrix: list[CellOut] = []
+    for c in cells(data.records):
+        r = c.rep
+        row = r.counters.model_dump()
+        matrix.append(CellOut(
+            scenario=c.scenario, title=r.scenario_title or c.scenario, category=r.category or "other",
+            column=c.column, framework=c.framework, variant=c.variant, framework_version=r.framework_version,
+            outcome=r.outcome, outcome_rule=r.outcome_rule, verdict=r.verdict,
+            deviations=[DeviationOut(**d.model_dump()) for d in r.deviations], worst=worst_out(worst(r)),
+            unsupported=list(r.unsupported), counters=row, repetitions=len(c.records), unstable=c.unstable,
+            run_id=r.run_id, run_ids=[x.run_id for x in c.records],
+            changes=None if b is None or c.key not in b.compared else b.explain(c.key)))
+    scores = [ScoreOut(column=sc.column, category=sc.category, cells=sc.cells, conforms=sc.conforms,  # type: ignore[arg-type]
+                       unsupported=sc.unsupported, errors=sc.errors, share=sc.share, worst=worst_out(sc.worst),
+                       worst_scenario=sc.worst_scenario)
+              for sc in data.scores.values()]
+    return Summary(
+        results_file=str(data.results.path), warnings=list(data.results.warnings), environment=data.env,
+        scorecard=scores, matrix=matrix,
+        baseline=BaselineOut(path=b.path, common_cells=b.common, changed_cells=len(b.changes),
+                             one_sided=b.one_sided) if b else None,
+        cost_per_model_call=table_rows(data.conformance), units=table_rows(data.units),
+        mechanisms=table_rows(data.mechanisms), capabilities=table_rows(data.capabilities),
+        accounting=table_rows(data.accounting), accounting_differences=table_rows(data.accounting_diffs),
+        claims=[ClaimOut(id=r.claim.id, framework=r.claim.framework, text=r.claim.text, verdict=r.verdict,
+                         evidence=list(r.evidence), versions=list(r.versions), detail=r.detail) for r in data.claims],
+        stability=table_rows(data.stability), pictures=[name for name, _, _ in data.plots],
+    )
+
+
+def render_json(data: ReportData) -> str:
+    """summary.json."""
+    return json.dumps(summary(data).model_dump(mode="json"), indent=2, ensure_ascii=False, default=str) + "\n"

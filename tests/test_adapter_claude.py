@@ -1,9 +1,10 @@
 """The Claude Agent SDK adapter through the real runner: the whole suite, both variants.
 
-Assertions are ground-truth facts that do not depend on the framework's choices, the signal mapping, the cost
-relation measured between the CLI's `total_cost_usd` and the price table, routing across a resumed session,
-and that no CLI process outlives the suite. A few unit tests feed the adapter's message mapping the SDK's own
-message types (shapes recorded by probes/claude/fair.py) for cases the suite's scripts do not produce.
+What this framework does natively: the signal mapping, the cost relation measured between the CLI's
+`total_cost_usd` and the price table, routing across a resumed session, and that no CLI process outlives the
+suite; the facts every framework shares are in test_ground_truth.py. A few unit tests feed the adapter's
+message mapping the SDK's own message types (shapes recorded by probes/claude/fair.py) for cases the suite's
+scripts do not produce.
 
 `model_outage` (a 500 with no hint, forever) is the slow one: the CLI's default retries take ~3 minutes
 (probes/claude/fair.py outage); the adapter declares that window (`retry_window_s`) so the runner waits for it.
@@ -70,23 +71,19 @@ def test_no_cli_process_survives_the_suite(suite):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_support_draft_completes(records, variant):
+def test_support_draft_runs_the_tools_through_the_sdk_mcp_server(records, variant):
     r = records[("support_draft_completes", variant)]
-    assert r.outcome == "completed" and r.outcome_rule == 8
-    assert r.counters.model_requests_observed == 3 and r.counters.tool_executions == 2
     # every tool result reached the server with its scripted id: the call id mapping is exact
     assert {e.call_id for e in r.ledger if e.kind == "call"} == {"ticket_1", "policy_1"}
     assert r.requests[0].tools_offered == ["mcp__loopbench__get_ticket", "mcp__loopbench__lookup_policy"]
     assert r.native.settings["tools"] == [] and r.native.settings["setting_sources"] == []
 
 
-def test_approval_pause_keeps_the_pending_call(records):
+def test_approval_pause_keeps_the_scripted_call(records):
+    """The pause and its one pending send_reply are test_ground_truth's; its id and body are the CLI's mapping."""
     r = records[("approval_pause", "default")]
-    assert r.outcome == "awaiting_approval"
-    assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
-    (pending,) = r.segments[-1].pending
-    assert pending.tool == "send_reply" and pending.call_id == "send_1"
-    assert pending.args["to"] == "ana@example.com" and "POL-7" in pending.args["body"]
+    pending = r.segments[-1].pending[0]
+    assert pending.call_id == "send_1" and "POL-7" in pending.args["body"]
     assert r.counters.authorize_events_by_tool["send_reply"] == 1
     assert r.counters.approval_requests == 1 and r.verdict == "conforms"
 
@@ -110,13 +107,14 @@ def test_can_use_tool_never_fakes_a_pause(records):
     r = records[("approval_pause", "can-use-tool")]
     signals = r.native.signals
     assert signals.terminal_reason == "aborted_tools" and signals.subtype == "error_during_execution"
-    assert signals.ended != "paused" and r.segments[0].pending == [] and r.counters.pending_approvals == 0
-    assert r.outcome != "awaiting_approval" and r.verdict == "unsupported"
+    assert signals.ended != "paused" and r.counters.pending_approvals == 0
+    # named as the reason it cannot pause (test_ground_truth: then no outcome awaiting_approval, no pending
+    # call, the verdict unsupported, nothing sent)
     assert any(u.startswith(NO_PAUSE) for u in r.unsupported)
     # the human (the harness) was asked once, at the moment the CLI called can_use_tool
     assert [(e.kind, e.decision) for e in r.ledger if e.tool == "send_reply"][0] == ("approval_request",
                                                                                      "no decision")
-    assert r.counters.approval_requests == 1 and r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
+    assert r.counters.approval_requests == 1
 
 
 @pytest.mark.parametrize("scenario", ["approval_approved_resume", "approval_rejected_resume", "resume_twice",
@@ -128,12 +126,11 @@ def test_can_use_tool_cannot_exercise_a_resume(records, scenario):
     assert r.verdict == "unsupported"
 
 
-def test_approved_resume_runs_in_another_process_and_sends_once(records):
+def test_approved_resume_resumes_the_session_and_routes_to_this_run(records):
+    """Completed, sent once, in another process: test_ground_truth. Here: a resumed CLI session."""
     r = records[("approval_approved_resume", "default")]
-    assert r.outcome == "completed"
     assert [s.kind for s in r.segments] == ["run", "resume"]
-    assert r.segments[0].worker_pid != r.segments[1].worker_pid
-    assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.resumes == 1
+    assert r.counters.resumes == 1
     # routing by API key survives the resume: the resumed CLI's requests are in this run's log
     assert r.counters.model_requests_observed == 4
     last = r.requests[-1]
@@ -146,8 +143,7 @@ def test_approved_resume_runs_in_another_process_and_sends_once(records):
 
 def test_approved_call_runs_in_process_with_can_use_tool(records):
     r = records[("approval_approved_resume", "can-use-tool")]
-    assert r.outcome == "completed" and r.counters.resumes == 0
-    assert r.counters.tool_executions_by_tool["send_reply"] == 1
+    assert r.counters.resumes == 0
     # the decision was asked for when the CLI called can_use_tool, before the tool ran, not read up front
     kinds = [(e.kind, e.decision) for e in r.ledger if e.tool == "send_reply"]
     assert kinds == [("approval_request", "approve"), ("authorize", "approved"), ("call", None)]
@@ -258,10 +254,8 @@ def test_deny_stop_is_the_frameworks_own_stop(records, variant):
     assert r.outcome == "denied" and signals.denied is True
     assert (signals.terminal_reason, signals.subtype) == STOPS[variant]
     assert r.counters.model_requests_observed == 2 and r.counters.model_requests_reported == 2
-    assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
     assert r.counters.authorize_events_by_tool["delete_account"] == 1
     assert signals.extra["permission_denials"][0]["tool_name"].endswith("__delete_account")
-    assert list(r.native.mechanisms) == ["deny_stop"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -272,9 +266,7 @@ def test_deny_continue_tells_the_model(records, variant):
     assert r.outcome == "completed" and not signals.denied
     assert signals.terminal_reason == "completed"
     assert r.counters.model_requests_observed == 3 and r.counters.model_requests_reported == 3
-    assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
     assert signals.extra["permission_denials"][0]["tool_name"].endswith("__delete_account")
-    assert list(r.native.mechanisms) == ["deny_continue"]
 
 
 def test_resume_twice_against_the_live_session_store_never_returns(records):

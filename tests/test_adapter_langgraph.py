@@ -1,7 +1,7 @@
 """The LangGraph adapter through the real runner: the whole suite, all three variants.
 
-Assertions are ground-truth facts that do not depend on the framework's choices, the signal mapping, and
-counters that must be measured (not null) and consistent with the ledger.
+What this framework does natively: the signal mapping, and counters that must be measured (not null) and
+consistent with the ledger; the facts every framework shares are in test_ground_truth.py.
 """
 
 from __future__ import annotations
@@ -24,33 +24,28 @@ def _ledger_count(r: RunRecord, kind: str, tool: str) -> int:
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_support_draft_completes(records, variant):
+def test_support_draft_counts_supersteps_and_reports_tokens(records, variant):
     r = records[("support_draft_completes", variant)]
-    assert r.outcome == "completed" and r.outcome_rule == 8
-    assert r.counters.model_requests_observed == 3 and r.counters.tool_executions == 2
     assert r.counters.runtime_step_unit == "superstep" and r.counters.runtime_steps
     assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_approval_pause_keeps_the_pending_call(records, variant):
+def test_approval_pause_keeps_the_scripted_call_id(records, variant):
+    """The pause and its one pending send_reply are test_ground_truth's; its id is the interrupt's mapping."""
     r = records[("approval_pause", variant)]
-    assert r.outcome == "awaiting_approval"
-    assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
-    (pending,) = r.segments[-1].pending
-    assert pending.tool == "send_reply" and pending.args["to"] == "ana@example.com"
+    pending = r.segments[-1].pending[0]
     assert pending.call_id is not None and not pending.call_id.startswith("call_")
     served = {c for req in r.requests for c in req.calls_served}
     assert pending.call_id in served  # the scripted id the server sent
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_approved_resume_runs_in_another_process_and_sends_once(records, variant):
+def test_approved_resume_is_a_resume_from_the_checkpoint(records, variant):
+    """Completed, sent once, in another process: test_ground_truth. Here: a Command(resume=...) segment."""
     r = records[("approval_approved_resume", variant)]
-    assert r.outcome == "completed"
     assert [s.kind for s in r.segments] == ["run", "resume"]
-    assert r.segments[0].worker_pid != r.segments[1].worker_pid
-    assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.resumes == 1
+    assert r.counters.resumes == 1
 
 
 @pytest.mark.parametrize("variant", ("default", "stategraph"))
@@ -172,10 +167,10 @@ def test_budgets_and_deadlines_are_unsupported_not_dropped(records):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_denied_action_never_runs_the_tool(records, variant):
+def test_denied_action_is_checked_once(records, variant):
+    """The denied tool never runs (test_ground_truth); the policy check ran exactly once."""
     for scenario in ("denied_action", "denied_action_continue"):
         r = records[(scenario, variant)]
-        assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
         assert r.counters.authorize_events_by_tool.get("delete_account", 0) == 1
 
 
@@ -187,7 +182,6 @@ def test_deny_stop_ends_the_run_by_the_frameworks_own_signal(records, variant):
     signals = r.native.signals
     assert r.outcome == "denied" and signals.denied is True
     assert r.counters.model_requests_observed == 2
-    assert set(r.native.mechanisms) == {"deny_stop"}
     if variant == "stategraph":
         assert signals.ended == "raised" and signals.exception_type == "ToolDenied"
     else:
@@ -199,7 +193,6 @@ def test_deny_continue_tells_the_model_and_goes_on(records, variant):
     r = records[("denied_action_continue", variant)]
     assert r.outcome == "completed" and not r.native.signals.denied
     assert r.counters.model_requests_observed == 3
-    assert set(r.native.mechanisms) == {"deny_continue"}
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -19,12 +19,12 @@ def records(suite_run) -> dict[tuple[str, str], RunRecord]:
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_approved_resume_runs_in_another_process_and_sends_once(records, variant):
+def test_approved_resume_is_a_resume_from_the_saved_run_state(records, variant):
+    """The approval is applied to the RunState saved at the pause (completed, sent once, in another process:
+    test_ground_truth)."""
     r = records[("approval_approved_resume", variant)]
-    assert r.outcome == "completed"
     assert [s.kind for s in r.segments] == ["run", "resume"]
-    assert r.segments[0].worker_pid != r.segments[1].worker_pid
-    assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.resumes == 1
+    assert r.counters.resumes == 1
 
 
 def test_max_turns_raises_in_default_and_is_handled_in_the_variant(records):
@@ -59,10 +59,10 @@ def test_resume_twice_is_measured(records):
     assert r.counters.duplicate_effects == r.counters.tool_executions_by_tool["send_reply"] - 1
 
 
-def test_denied_action_never_runs_the_tool(records):
+def test_denied_action_is_checked_at_the_guardrail(records):
+    """The denied tool never runs (test_ground_truth); the tool input guardrail saw the call."""
     for scenario in ("denied_action", "denied_action_continue"):
         r = records[(scenario, "default")]
-        assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
         assert r.counters.authorize_events_by_tool.get("delete_account", 0) >= 1
 
 
@@ -80,7 +80,6 @@ def test_deny_continue_rejects_the_content_and_goes_on(records, variant):
     r = records[("denied_action_continue", variant)]
     assert r.outcome == "completed" and not r.native.signals.denied
     assert r.counters.model_requests_observed == 3
-    assert set(r.native.mechanisms) == {"deny_continue"}
     assert "reject_content" in r.native.mechanisms["deny_continue"]
 
 

@@ -1,9 +1,9 @@
 """The Vercel AI SDK adapter: the whole suite through the real runner (both variants), then the Node driver
 itself (protocol errors, a driver killed mid-run, start-up paid once per worker).
 
-Integration assertions are ground-truth facts that do not depend on the framework's choices, plus the signal
-mapping; what the SDK's own units allowed is asserted to be recorded, and consistent with the ledger and the
-server, rather than pinned.
+Integration assertions are what this framework does natively: the signal mapping; what the SDK's own units
+allowed is asserted to be recorded, and consistent with the ledger and the server, rather than pinned. The
+facts every framework shares are in test_ground_truth.py.
 """
 
 from __future__ import annotations
@@ -53,10 +53,8 @@ def test_versions_come_from_the_locked_node_packages(records):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_support_draft_completes(records, variant):
+def test_support_draft_reports_steps_and_tokens(records, variant):
     r = records[("support_draft_completes", variant)]
-    assert r.outcome == "completed" and r.outcome_rule == 8
-    assert r.counters.model_requests_observed == 3 and r.counters.tool_executions == 2
     assert r.counters.runtime_step_unit == "step" and r.counters.runtime_steps == 3
     assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
     assert r.counters.output_tokens_reported == r.counters.output_tokens_observed
@@ -64,23 +62,20 @@ def test_support_draft_completes(records, variant):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_approval_pause_keeps_the_pending_call(records, variant):
+def test_approval_pause_keeps_the_call_id_and_checks_at_the_sdk(records, variant):
+    """The pause and its one pending send_reply are test_ground_truth's; its id is the SDK's approval request's."""
     r = records[("approval_pause", variant)]
-    assert r.outcome == "awaiting_approval"
-    assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
-    (pending,) = r.segments[-1].pending
-    assert pending.tool == "send_reply" and pending.args["to"] == "ana@example.com"
+    pending = r.segments[-1].pending[0]
     assert pending.call_id is not None
     assert r.counters.authorize_events_by_tool.get("send_reply", 0) >= 1  # recorded at the SDK's check
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_approved_resume_runs_in_another_process_and_sends_once(records, variant):
+def test_approved_resume_runs_in_another_node_driver(records, variant):
+    """Completed, sent once, in another worker: test_ground_truth. Here: the Node side of it."""
     r = records[("approval_approved_resume", variant)]
-    assert r.outcome == "completed"
     assert [s.kind for s in r.segments] == ["run", "resume"]
-    assert r.segments[0].worker_pid != r.segments[1].worker_pid
-    assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.resumes == 1
+    assert r.counters.resumes == 1
     # the Node drivers are different processes too (one per worker)
     pids = [s.outcome_signals.extra.get("driver_pid") for s in r.segments]
     assert None not in pids and pids[0] != pids[1]
@@ -128,11 +123,11 @@ def test_budgets_are_unsupported_not_dropped(records):
     assert records[("cost_budget", "default")].unsupported == ["max_cost_usd"]
 
 
-def test_denied_action_never_runs_the_tool(records):
+def test_denied_action_is_checked_and_named_by_the_driver(records):
+    """The denied tool never runs (test_ground_truth); the check ran and the driver names the denied call."""
     for variant in VARIANTS:
         for scenario in ("denied_action", "denied_action_continue"):
             r = records[(scenario, variant)]
-            assert r.counters.tool_executions_by_tool.get("delete_account", 0) == 0
             assert r.counters.authorize_events_by_tool.get("delete_account", 0) >= 1
             assert r.native.signals.extra["denied_calls"][0]["tool"] == "delete_account"
 
@@ -146,7 +141,6 @@ def test_deny_stop_ends_the_loop_with_has_tool_call(records, variant):
     assert signals.limit is None  # the step-limit inference does not claim this stop
     assert r.counters.model_requests_observed == 2 and r.counters.runtime_steps == 2
     assert r.native.settings["stopWhen"] == '[isStepCount(8), hasToolCall("delete_account")]'
-    assert set(r.native.mechanisms) == {"deny_stop"}
     assert "hasToolCall(delete_account)" in r.native.mechanisms["deny_stop"]
 
 
@@ -156,7 +150,6 @@ def test_deny_continue_tells_the_model_and_goes_on(records, variant):
     assert r.outcome == "completed" and not r.native.signals.denied
     assert r.counters.model_requests_observed == 3
     assert "hasToolCall" not in r.native.settings["stopWhen"]
-    assert set(r.native.mechanisms) == {"deny_continue"}
 
 
 def test_model_errors_are_failures(records):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from loopbench.harness.judge.judging import TaskEvidence, TaskIdentity, judge
+from loopbench.harness.judge.outcome import OutcomeRule
 from loopbench.harness.record import (
     LedgerEntry,
     NativeSignals,
@@ -51,6 +52,9 @@ def test_a_finished_task_with_its_evidence_completes_and_conforms():
     judged = judge(_identity("support_draft_completes"), ev, trace="traces/r.jsonl")
     r = judged.record
     assert (r.outcome, r.outcome_rule, r.verdict) == ("completed", 8, "conforms")
+    # the record carries the rule's plain number, as published records do
+    assert type(r.outcome_rule) is int and r.outcome_rule == OutcomeRule.COMPLETED
+    assert '"outcome_rule":8,' in r.model_dump_json()
     assert r.counters.model_requests_observed == 3 and r.counters.model_requests_reported == 3
     assert r.counters.cost_usd_observed == pytest.approx(3 * (1000 * 3 + 100 * 15) / 1e6)
     assert r.native.mechanisms == {"approval_pause": "a pause"} and r.native.notes == ["n1"]

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from loopbench.harness.adapter import BUILTIN, REGISTRY, adapter_class
 from loopbench.harness.errors import BadInput
-from loopbench.matrix import VersionSet, parse_versions
+from loopbench.matrix import VersionSet, frameworks, npm_dependencies, parse_versions
 from loopbench.reports.drift import drift, matrix_frame, render
 from loopbench.reports.load import load_records
 from tests import offline_fixtures
@@ -32,6 +33,23 @@ def test_version_specs_are_checked():
                         ("langgraph=", "no version")):
         with pytest.raises(BadInput, match=reason):
             parse_versions([bad])
+
+
+def test_the_packages_are_the_built_in_adapters_distributions():
+    assert list(frameworks()) == [adapter_class(f).distribution for f in REGISTRY if f in BUILTIN]
+    assert all(VersionSet(p, "1.0").framework == cls.id for p, cls in frameworks().items())
+
+
+@pytest.mark.parametrize("package", [p for p, cls in frameworks().items() if cls.package_index == "npm"])
+def test_an_npm_release_holds_its_companions_by_date_and_node_within_its_major(package):
+    """The Node project's manifest for a release: the framework at that version, every other dependency (the
+    adapter's companions) at the newest published by the release's day, Node within its locked major."""
+    cls = frameworks()[package]
+    locked = json.loads((cls.node_project.dir / "package.json").read_text())["dependencies"]
+    held = npm_dependencies(locked, cls, "1.2.3")
+    runtime = cls.node_project.runtime
+    assert held == {p: "1.2.3" if p == package else f"^{v.split('.')[0]}" if p == runtime else "*"
+                    for p, v in locked.items()}
 
 
 def test_drift_names_each_change_at_the_release_it_happened():

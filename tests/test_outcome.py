@@ -1,79 +1,109 @@
-"""Each outcome rule of DESIGN.md, in order: the first rule that applies wins."""
+"""Each outcome rule of the ordered outcome table (harness/judge/outcome.py, `OutcomeRule`; docs/policy.md),
+in order: the first rule that applies wins. The numbers asserted are the records' `outcome_rule`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from loopbench.harness.judge.outcome import LIMIT_AS_ANSWER, completion_holds, derive_outcome
+from loopbench.harness.judge import outcome as outcome_module
+from loopbench.harness.judge.outcome import LIMIT_AS_ANSWER, OutcomeRule, completion_holds, derive_outcome
 from loopbench.harness.record import LedgerEntry, NativeSignals, PendingCall
 from loopbench.harness.scenario import Completion
 
 RETURNED = NativeSignals(ended="returned", final_text="done")
 HOLDS = (True, "ok")
+POLICY = Path(__file__).resolve().parent.parent / "docs" / "policy.md"
 
 
-def test_rule1_harness_error_beats_everything():
+def _table_rows(text: str) -> list[str]:
+    """The rows of the outcome table (`| # | rule | evidence | outcome |`) in a text."""
+    lines = text.splitlines()
+    start = lines.index("| # | rule | evidence | outcome |")
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append(line)
+    return rows
+
+
+def test_the_rules_keep_the_numbers_records_carry():
+    assert [(r.name, int(r)) for r in OutcomeRule] == [
+        ("HARNESS_ERROR", 1), ("SCRIPT_ERROR", 10), ("HUNG", 2), ("CAPPED", 3), ("NATIVE_LIMIT", 4), ("PAUSED", 5), ("DENIED", 6),
+        ("FAILED", 7), ("COMPLETED", 8), ("INCOMPLETE", 9)]
+
+
+def test_the_table_in_the_module_and_in_docs_policy_agree_with_the_rules():
+    table = _table_rows(outcome_module.__doc__ or "")
+    assert _table_rows(POLICY.read_text()) == table, "docs/policy.md's outcome table differs from outcome.py's"
+    cells = [[c.strip() for c in row.strip("|").split("|")] for row in table[2:]]
+    assert [(int(c[0]), c[1].strip("`")) for c in cells] == [(int(r), r.name) for r in OutcomeRule]
+
+
+def test_harness_error_beats_everything():
     d = derive_outcome(NativeSignals(ended="raised", limit="steps"), harness_error="adapter bug", hung=True, capped=True)
     assert (d.outcome, d.rule, d.reason) == ("error", 1, "adapter bug")
 
 
-def test_rule1_no_signals_is_an_error():
+def test_harness_error_when_there_are_no_signals():
     assert derive_outcome(None).outcome == "error"
 
 
-def test_rule2_hung_beats_cap_and_limits():
+def test_hung_beats_cap_and_limits():
     d = derive_outcome(NativeSignals(ended="raised", limit="steps"), hung=True, capped=True)
     assert (d.outcome, d.rule) == ("hung", 2)
 
 
-def test_rule3_capped_beats_a_limit_signal():
+def test_capped_beats_a_native_limit_signal():
     d = derive_outcome(NativeSignals(ended="raised", limit="steps"), capped=True)
     assert (d.outcome, d.rule) == ("capped", 3)
 
 
 @pytest.mark.parametrize("limit,outcome", [("steps", "limit_steps"), ("budget", "limit_budget"), ("deadline", "limit_deadline")])
-def test_rule4_raised_limits(limit, outcome):
+def test_native_limit_raised(limit, outcome):
     d = derive_outcome(NativeSignals(ended="raised", limit=limit, limit_signal="raised"), evidence=HOLDS)
     assert (d.outcome, d.rule, d.notes) == (outcome, 4, ())
 
 
-def test_rule4_handled_limit_is_a_limit_with_the_named_deviation():
+def test_native_limit_handled_is_a_limit_with_the_named_deviation():
     d = derive_outcome(NativeSignals(ended="returned", final_text="x", limit="steps", limit_signal="handled"), evidence=HOLDS)
     assert (d.outcome, d.rule, d.notes) == ("limit_steps", 4, (LIMIT_AS_ANSWER,))
 
 
-def test_rule4_inferred_limit():
+def test_native_limit_inferred():
     d = derive_outcome(NativeSignals(ended="returned", limit="steps", limit_signal="inferred"))
     assert (d.outcome, d.rule) == ("limit_steps", 4)
 
 
-def test_rule5_pause_with_pending_calls():
+def test_paused_with_pending_calls():
     sig = NativeSignals(ended="paused", pending=[PendingCall(call_id="s1", tool="send_reply", args={"to": "a"})])
     d = derive_outcome(sig, evidence=HOLDS)
     assert (d.outcome, d.rule) == ("awaiting_approval", 5)
 
 
-def test_rule6_denied_beats_failure():
+def test_denied_beats_failed():
     d = derive_outcome(NativeSignals(ended="raised", denied=True, failure="tool"))
     assert (d.outcome, d.rule) == ("denied", 6)
 
 
-def test_rule7_tool_or_model_error():
+def test_failed_on_a_tool_or_model_error():
     d = derive_outcome(NativeSignals(ended="raised", failure="tool", exception_type="ToolError"), evidence=HOLDS)
     assert (d.outcome, d.rule) == ("failed", 7)
     assert "ToolError" in d.reason
 
 
-def test_rule7_an_unclassified_raise_is_a_failure():
+def test_failed_on_an_unclassified_raise():
     assert derive_outcome(NativeSignals(ended="raised")).outcome == "failed"
 
 
-def test_rule8_completed_needs_evidence():
+def test_completed_needs_evidence():
     d = derive_outcome(RETURNED, evidence=HOLDS)
     assert (d.outcome, d.rule) == ("completed", 8)
 
 
-def test_rule9_normal_finish_without_evidence_is_incomplete():
+def test_incomplete_is_a_normal_finish_without_evidence():
     d = derive_outcome(RETURNED, evidence=(False, "final answer lacks 'POL-7'"))
     assert (d.outcome, d.rule) == ("incomplete", 9)
     assert "POL-7" in d.reason

@@ -53,8 +53,8 @@ class TaskEvidence:
     capped: bool = False
     violations: list[Violation] = field(default_factory=list)
     auxiliary: list[AuxiliaryRequest] = field(default_factory=list)
-    harness_error: str | None = None  # loopbench or the adapter broke (rule 1)
-    hung_reason: str | None = None  # a segment passed its hard timeout (rule 2)
+    harness_error: str | None = None  # loopbench or the adapter broke (OutcomeRule.HARNESS_ERROR)
+    hung_reason: str | None = None  # a segment passed its hard timeout (OutcomeRule.HUNG)
     cpu_s: float = 0.0
     own_cpu_s: float = 0.0  # the part of cpu_s that was loopbench's own code
     runner_cpu_s: float | None = None  # the runner's CPU for the task, outside the workers
@@ -67,6 +67,19 @@ class Judgement:
     reason: str  # why the outcome rule applied, for the trace
 
 
+def script_error(scenario: Scenario, ev: TaskEvidence) -> str | None:
+    """The scenario's own fault, when its scripted model met a request the script cannot answer: the file, the
+    turn whose calls came back unanswered (the last one served before it) and what was unanswered. A request
+    the server could not answer (the server's own log says which) is never blamed on the framework."""
+    unanswered = [v for v in ev.violations if v.kind == "unanswered"]
+    if not unanswered:
+        return None
+    first = unanswered[0]
+    before = [r.served_turn for r in ev.requests if r.seq < first.seq and r.served_turn]
+    where = f"after turn {before[-1].split('#')[0]!r}" if before else "on the first request"
+    return f"the scenario's script: {scenario.source}: {where}: {first.reason}"
+
+
 def judge(task: TaskIdentity, ev: TaskEvidence, trace: str | None = None) -> Judgement:
     scenario = task.scenario
     segments, results = ev.segments, ev.results
@@ -75,7 +88,8 @@ def judge(task: TaskIdentity, ev: TaskEvidence, trace: str | None = None) -> Jud
     if hung and last is None:  # the runner records the hung segment; a judge fed without one still says hung
         last = NativeSignals(ended="hung")
     evidence = completion_holds(scenario.completion, last.final_text if last else None, ev.ledger)
-    decision = derive_outcome(last, harness_error=ev.harness_error, hung=hung, capped=ev.capped, evidence=evidence)
+    decision = derive_outcome(last, harness_error=ev.harness_error, script_error=script_error(scenario, ev),
+                              hung=hung, capped=ev.capped, evidence=evidence)
     counters = build_counters(
         model_id=scenario.model.id, requests=ev.requests, ledger=ev.ledger, segments=segments,
         elapsed_s=round(sum(s.elapsed_s for s in segments), 3) if segments else None,
@@ -109,8 +123,9 @@ def judge(task: TaskIdentity, ev: TaskEvidence, trace: str | None = None) -> Jud
         repetition=task.repetition, started_at=task.started_at, loopbench_version=task.loopbench_version,
         framework_version=task.framework_version, packages=task.packages, capabilities=task.capabilities,
         environment=task.environment,
-        outcome=decision.outcome, outcome_rule=decision.rule,
-        error_reason=ev.harness_error or ev.hung_reason or (decision.reason if decision.outcome == "failed"
+        outcome=decision.outcome, outcome_rule=int(decision.rule),
+        error_reason=ev.harness_error or ev.hung_reason or (decision.reason if decision.outcome in ("failed",
+                                                                                                  "script_error")
                                                              else None),
         native=native, limits=results[0].limits if results else {}, unsupported=unsupported,
         counters=counters, segments=segments, requests=ev.requests, ledger=ev.ledger, violations=ev.violations,

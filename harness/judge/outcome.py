@@ -1,4 +1,28 @@
-"""The outcome rules (DESIGN.md "Outcome"): first rule that applies wins.
+"""The outcome rules: the ordered outcome table below, where the first rule that applies wins.
+
+A record's `outcome_rule` is the number of the rule that decided it, `OutcomeRule` names it. Numbers are
+stable ids, not positions: a rule added later gets the next number wherever it is tried (`SCRIPT_ERROR`, 10,
+is tried second). The same table is
+in docs/policy.md ("How the outcome is derived"), for readers of the report; tests/test_outcome.py keeps the
+two the same, and checks each rule in order.
+
+| # | rule | evidence | outcome |
+|---|---|---|---|
+| 1 | `HARNESS_ERROR` | loopbench or the adapter broke (or the adapter returned no signals) | `error` |
+| 10 | `SCRIPT_ERROR` | no turn of the script answers a request: the scenario's fault | `script_error` |
+| 2 | `HUNG` | the run did not end within its hard timeout and was stopped | `hung` |
+| 3 | `CAPPED` | the server's safety cap was hit | `capped` |
+| 4 | `NATIVE_LIMIT` | a native limit: raised, inferred or handled | `limit_steps` / `limit_budget` / `limit_deadline` |
+| 5 | `PAUSED` | paused with pending approval | `awaiting_approval` |
+| 6 | `DENIED` | the framework stopped the run because an action was denied | `denied` |
+| 7 | `FAILED` | the framework ended with an error from a tool or the model (or an unclassified raise) | `failed` |
+| 8 | `COMPLETED` | a normal finish and the completion evidence holds | `completed` |
+| 9 | `INCOMPLETE` | a normal finish without the completion evidence | `incomplete` |
+
+A limit is *raised* when the framework raised or flagged it; *inferred* when the framework has no limit signal
+and the adapter reads the limit from how the run ended (its last step still calling tools at the step limit);
+*handled* when an error handler or a limit middleware returned an answer: still the limit's outcome, with the
+deviation "limit reported as an answer".
 
 Inputs are only native signals (what the framework returned or raised, as the adapter mapped them) and
 ground truth (server cap, ledger, completion evidence). Never the scenario's expectation.
@@ -7,6 +31,7 @@ ground truth (server cap, ledger, completion evidence). Never the scenario's exp
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any
 
 from loopbench.harness.record import LedgerEntry, NativeSignals, Outcome
@@ -18,10 +43,26 @@ LIMIT_OUTCOME: dict[str, Outcome] = {
 LIMIT_AS_ANSWER = "limit reported as an answer"
 
 
+class OutcomeRule(IntEnum):
+    """The rows of the outcome table (the module docstring), in the order they are tried. The numbers are the
+    records' `outcome_rule`: published records carry them, so a rule keeps its number."""
+
+    HARNESS_ERROR = 1
+    SCRIPT_ERROR = 10
+    HUNG = 2
+    CAPPED = 3
+    NATIVE_LIMIT = 4
+    PAUSED = 5
+    DENIED = 6
+    FAILED = 7
+    COMPLETED = 8
+    INCOMPLETE = 9
+
+
 @dataclass(frozen=True)
 class OutcomeDecision:
     outcome: Outcome
-    rule: int
+    rule: OutcomeRule
     reason: str
     notes: tuple[str, ...] = ()  # named deviations the rule itself implies (e.g. a handled limit)
 
@@ -50,29 +91,34 @@ def derive_outcome(
     signals: NativeSignals | None,
     *,
     harness_error: str | None = None,
+    script_error: str | None = None,
     hung: bool = False,
     capped: bool = False,
     evidence: tuple[bool, str] = (False, "no final answer"),
 ) -> OutcomeDecision:
     if harness_error is not None or signals is None:
-        return OutcomeDecision("error", 1, harness_error or "the adapter returned no signals")
+        return OutcomeDecision("error", OutcomeRule.HARNESS_ERROR, harness_error or "the adapter returned no signals")
+    if script_error is not None:
+        return OutcomeDecision("script_error", OutcomeRule.SCRIPT_ERROR, script_error)
     if hung:
-        return OutcomeDecision("hung", 2, "the run passed its hard timeout and was stopped")
+        return OutcomeDecision("hung", OutcomeRule.HUNG, "the run passed its hard timeout and was stopped")
     if capped:
-        return OutcomeDecision("capped", 3, "the server's safety cap was hit")
+        return OutcomeDecision("capped", OutcomeRule.CAPPED, "the server's safety cap was hit")
     if signals.limit is not None:
         how = signals.limit_signal or "raised"
         notes = (LIMIT_AS_ANSWER,) if how == "handled" else ()
-        return OutcomeDecision(LIMIT_OUTCOME[signals.limit], 4, f"native {signals.limit} limit ({how})", notes)
+        return OutcomeDecision(LIMIT_OUTCOME[signals.limit], OutcomeRule.NATIVE_LIMIT,
+                               f"native {signals.limit} limit ({how})", notes)
     if signals.ended == "paused" or signals.pending:
-        return OutcomeDecision("awaiting_approval", 5, f"paused with {len(signals.pending)} pending call(s)")
+        return OutcomeDecision("awaiting_approval", OutcomeRule.PAUSED,
+                               f"paused with {len(signals.pending)} pending call(s)")
     if signals.denied:
-        return OutcomeDecision("denied", 6, "the framework stopped the run on a denied action")
+        return OutcomeDecision("denied", OutcomeRule.DENIED, "the framework stopped the run on a denied action")
     if signals.failure is not None or signals.ended == "raised":
         kind = signals.failure or "other"
         what = signals.exception_type or signals.subtype or "error"
-        return OutcomeDecision("failed", 7, f"the framework ended with a {kind} error ({what})")
+        return OutcomeDecision("failed", OutcomeRule.FAILED, f"the framework ended with a {kind} error ({what})")
     holds, why = evidence
     if holds:
-        return OutcomeDecision("completed", 8, why)
-    return OutcomeDecision("incomplete", 9, f"normal finish without completion evidence: {why}")
+        return OutcomeDecision("completed", OutcomeRule.COMPLETED, why)
+    return OutcomeDecision("incomplete", OutcomeRule.INCOMPLETE, f"normal finish without completion evidence: {why}")

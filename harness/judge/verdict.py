@@ -82,7 +82,7 @@ def tool_choice_deviations(scenario: Scenario, requests: list[RequestLogEntry]) 
 
 
 def verdict_of(outcome: Outcome, deviations: list[Deviation], unsupported: list[str]) -> Verdict:
-    if outcome == "error":
+    if outcome in ("error", "script_error"):  # loopbench's or the scenario's failure: nothing to judge
         return "error"
     if not deviations:
         return "conforms"

@@ -56,6 +56,22 @@ def render(template: str | dict[str, Any], args: dict[str, Any], n: int) -> str:
     return _TEMPLATE.sub(sub, text)
 
 
+def step_result(step: ToolStep, args: dict[str, Any], n: int, entry_id: str) -> tuple[str, str, str | None]:
+    """What call number `n` of a tool gets back when it follows `step`: (text, outcome, error kind). Pure: the
+    ledger's answer, and the ideal loop's in `loopbench validate` (harness/run/ideal.py)."""
+    if step.result is not None:
+        body = render(step.result, args, n)
+        if step.size_bytes:
+            body = pad_to(body, step.size_bytes)
+        return f"{receipt(entry_id)} {body}", "result", None  # the receipt first, so truncation keeps it
+    if step.error is not None:
+        kind = step.error.kind
+        return f"{kind} error: {render(step.error.message, args, n)} {error_mark(kind, entry_id)}", "error", kind
+    assert step.timeout is not None
+    text = f"timed out after {step.timeout.after_s:g}s; outcome unknown {error_mark('timeout', entry_id)}"
+    return text, "timeout", "timeout"
+
+
 def pad_to(text: str, size: int) -> str:
     """Deterministic filler lines up to `size` bytes (for huge outputs)."""
     lines = [text]
@@ -216,22 +232,7 @@ class Ledger:
                 else:
                     duplicate = bool(slot) and (entry.idempotency_key is None or None in slot)
                     slot.append(entry.idempotency_key)
-            if step.result is not None:
-                body = render(step.result, entry.args, entry.call_number)
-                if step.size_bytes:
-                    body = pad_to(body, step.size_bytes)
-                text = f"{receipt(entry.id)} {body}"  # first, so truncation keeps it
-                outcome, kind = "result", None
-            elif step.error is not None:
-                kind = step.error.kind
-                message = render(step.error.message, entry.args, entry.call_number)
-                text = f"{kind} error: {message} {error_mark(kind, entry.id)}"
-                outcome = "error"
-            else:
-                assert step.timeout is not None
-                kind = "timeout"
-                text = f"timed out after {step.timeout.after_s:g}s; outcome unknown {error_mark('timeout', entry.id)}"
-                outcome = "timeout"
+            text, outcome, kind = step_result(step, entry.args, entry.call_number, entry.id)
             self._replace(
                 st, entry.id, outcome=outcome, committed=commits, duplicate_effect=duplicate, error_kind=kind,
                 result_bytes=len(text.encode()), ended_s=now,

@@ -1,4 +1,5 @@
-"""The scripted model server (DESIGN.md "Scripted model server").
+"""The scripted model server: it answers each model request from the scenario's script (scenarios/README.md,
+"The scripted model").
 
 `ModelServer` is the ASGI app with per-run routing and the request log; `running(server)` serves it from a
 thread of this process; `serve_forever(port, scenario)` is `loopbench serve`. The turn choice lives in

@@ -33,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from loopbench.harness.errors import BadInput, ScriptViolation, UnknownRun
+from loopbench.harness.errors import BadInput, ScriptViolation, UnansweredRequest, UnknownRun
 from loopbench.harness.model_server import anthropic_messages, openai_chat, openai_responses
 from loopbench.harness.model_server.provider_errors import default_headers
 from loopbench.harness.model_server.script import select, tool_results_seen
@@ -217,13 +217,14 @@ class ModelServer:
             if self._on_request:
                 self._on_request(run.run_id, RequestLogEntry(**row))
 
-        def fail(status: int, message: str, violation: bool = False, headers: dict[str, str] | None = None
-                 ) -> Response:
+        def fail(status: int, message: str, violation: bool = False, headers: dict[str, str] | None = None,
+                 unanswered: bool = False) -> Response:
             """An error answer. Scripted failures pass the provider's headers; the harness's own refusals
             (violations, the cap) say `x-should-retry: false`: they are not provider behaviour to retry."""
             if violation:
                 with self._lock:
-                    run.violations.append(Violation(seq=row["seq"], reason=message))
+                    run.violations.append(Violation(seq=row["seq"], reason=message,
+                                                    kind="unanswered" if unanswered else "other"))
             finish(status, message)
             sent = {"x-should-retry": "false"} if headers is None else headers
             return JSONResponse(proto.error(status, message), status, headers=sent)
@@ -242,8 +243,7 @@ class ModelServer:
         try:
             served = select(run.scenario, conv, status_of)
         except ScriptViolation as exc:
-            served = None
-            violation = str(exc)
+            served, violation, unanswered = None, str(exc), isinstance(exc, UnansweredRequest)
         if served is not None:
             key = (run.segment, *served.state)
             with self._lock:
@@ -255,7 +255,7 @@ class ModelServer:
                 run.capped = True
             return fail(400, f"loopbench safety cap: more than {run.scenario.safety_cap} model requests in this run")
         if served is None:
-            return fail(400, f"script violation: {violation}", violation=True)
+            return fail(400, f"script violation: {violation}", violation=True, unanswered=unanswered)
         turn = served.turn
         if turn.delay_s:
             await asyncio.sleep(turn.delay_s)

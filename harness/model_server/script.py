@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from loopbench.harness.errors import ScriptViolation
+from loopbench.harness.errors import ScriptViolation, UnansweredRequest
 from loopbench.harness.markers import result_status
 from loopbench.harness.record import ToolResultSeen
 from loopbench.harness.scenario import After, Scenario, Turn
@@ -233,7 +233,7 @@ def _choose(scenario: Scenario, conv: Conversation, status_of: StatusOf | None) 
             if not _exhausted(turn, n):
                 return _serve(turn, n, conv)
     seen = ", ".join(f"{cid}: {status}" for cid, status, _ in batch)
-    raise ScriptViolation(f"no turn answers the latest scripted calls ({seen})")
+    raise UnansweredRequest(f"no turn answers the latest scripted calls ({seen})")
 
 
 def _check_tool_choice(served: Served, conv: Conversation) -> None:

@@ -1,0 +1,20 @@
+"""`loopbench bench`: loopbench's own cost, measured by `loopbench.bench`; this prints what it found."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from loopbench.commands.common import out
+
+
+def bench(out_dir: Path, suite: bool, published: Path) -> None:
+    """Run the benchmark into `out_dir`: its markdown with the suite runs, else its results as JSON."""
+    from loopbench.bench import markdown, run_bench
+
+    results = run_bench(out_dir, include_suite=suite, published=published)
+    if suite:
+        print(markdown(results))
+    else:
+        print(json.dumps(results, indent=2))
+    out.print(f"written: {out_dir / 'results.json'}")

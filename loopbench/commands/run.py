@@ -1,0 +1,122 @@
+"""`loopbench run`: the suite (or a selection of it) through the frameworks' loops and your own (`--loop-cmd`),
+the records in DIR/results.jsonl, then the reports; the exit code is `exit_policy`'s."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+
+from loopbench.commands import exit_policy
+from loopbench.commands.common import err, load_suite, out, select, write_reports
+from loopbench.commands.exit_policy import RunFailOn
+from loopbench.harness.errors import BadInput, InputProblem
+
+
+def run(*, framework: list[str] | None, scenario: list[str] | None, scenarios_from: list[Path] | None, quick: bool,
+        jobs: int | None, repeat: int, out_dir: Path | None, resume_partial: bool, force: bool,
+        loop_cmd: str | None, loop_name: str, hard_margin: float | None, junit: Path | None,
+        fail_on: list[RunFailOn] | None) -> int:
+    """Run the selection and write the reports; the exit code (exit_policy). BadInput before anything runs."""
+    from loopbench.harness.adapter import describe_frameworks, resolve_selection
+    from loopbench.harness.results.history import latest_results, new_results_dir, refuse_existing
+
+    on_first_record = None
+    scenarios = select(load_suite(scenarios_from), scenario or [])
+    if quick:
+        scenarios = [s for s in scenarios if "slow" not in s.tags]
+    if loop_cmd is not None:
+        register_loop(loop_cmd, loop_name)
+        # the loop always runs: alone, or next to the frameworks -f names
+        if not any(f.partition(":")[0] == loop_name for f in framework or []):
+            framework = [*(framework or []), loop_name]
+    selection = resolve_selection(framework or [])
+    if out_dir is None and resume_partial:
+        out_dir = latest_results().resolve()
+    elif out_dir is None:
+        out_dir = new_results_dir()
+        on_first_record = pointer_mover(out_dir)
+    else:
+        refuse_existing(out_dir, force=force, resume=resume_partial)
+    info = {f.id: f for f in describe_frameworks()}
+    runnable = [(f, v) for f, v in selection if info[f].unavailable is None]
+    for f in sorted({f for f, _ in selection if info[f].unavailable is not None}):
+        err.print(f"[yellow]skipping {f}[/yellow]: {info[f].unavailable}")
+    if not runnable:
+        out.print("no adapter is available yet: nothing to run")
+        return exit_policy.OK
+    from loopbench.harness.run.runner import RunPlan, run_suite
+
+    cores = os.cpu_count() or 1
+    # an explicit --jobs is exact; by default the runner starts a slot per core and opens one more while the
+    # runs wait rather than compute (harness/run/schedule.py: why not more)
+    plan = RunPlan(scenarios=scenarios, variants=runnable, repeat=repeat, jobs=jobs or cores,
+                   max_jobs=None if jobs else cores + 1, out_dir=out_dir, resume_partial=resume_partial,
+                   on_first_record=on_first_record)
+    if hard_margin is not None:
+        plan.hard_margin_s = hard_margin
+    summary = run_suite(plan)
+    for warning in summary.warnings:
+        err.print(f"[yellow]warning[/yellow] {warning}")
+    out.print(f"{summary.records} run(s) recorded in {summary.results_file}"
+              + (f" ({summary.skipped} already there)" if summary.skipped else ""))
+    if summary.unwritable:
+        err.print(f"[red]error[/red] {summary.unwritable}. The {summary.records} run(s) recorded before it are "
+                  f"complete; make room, then `loopbench run --out {out_dir} --continue` runs the rest (no reports "
+                  "were written)", highlight=False, soft_wrap=True)
+        return exit_policy.UNWRITABLE
+    recorded = bool(summary.results_file and summary.results_file.exists() and summary.results_file.stat().st_size)
+    if recorded:
+        out.print("writing the reports (report.md, report.html, matrix.csv, summary.json, pictures)")
+        write_reports(out_dir, "md,html,csv,json")
+    if summary.interrupted:
+        err.print(f"interrupted ({summary.interrupted}): finished runs are kept; `--continue` runs the rest")
+        return exit_policy.interrupted(summary.interrupted)
+    kinds = exit_policy.fail_on_kinds(fail_on)
+    if not exit_policy.needs_records(kinds, junit=junit is not None, recorded=recorded):
+        return exit_policy.exit_code(bool(summary.errors))  # the default: this run's errors, no second read
+    from loopbench.reports.junit import failing, run_junit, write
+    from loopbench.reports.load import load_records
+
+    records = load_records(out_dir)
+    if junit is not None:
+        write(run_junit(records, kinds), junit)
+        out.print(f"JUnit XML: {junit}")
+    failed = [r for r in records if failing(r, kinds)]
+    if failed and "deviation" in kinds:
+        err.print(f"{len(failed)} run(s) fail --fail-on {','.join(kinds)}", highlight=False)
+    return exit_policy.exit_code(bool(failed))
+
+
+def register_loop(command: str, name: str) -> None:
+    """`--loop-cmd`: the loop-protocol adapter under `name`, here and in the workers (through the environment
+    they inherit)."""
+    from loopbench.adapters.loop_command import COMMAND_ENV
+    from loopbench.harness.adapter import BUILTIN, register_for_workers
+
+    if not re.fullmatch(r"[a-z][a-z0-9-]{0,39}", name) or name in BUILTIN:
+        raise BadInput([InputProblem("--loop-name", "", f"{name!r}: 1-40 lowercase letters, digits or -, starting "
+                                     "with a letter, and not a built-in framework's id")])
+    try:
+        if not shlex.split(command):
+            raise ValueError("it is empty")
+    except ValueError as exc:
+        raise BadInput([InputProblem("--loop-cmd", "", f"{command!r} cannot be split into a command: {exc}")]
+                       ) from None
+    os.environ[COMMAND_ENV] = command
+    register_for_workers(name, "loopbench.adapters.loop_command:LoopCommandAdapter")
+
+
+def pointer_mover(target: Path) -> Callable[[], None]:
+    """Once the first record is written: move results/latest to `target` (a warning if it cannot be moved)."""
+    from loopbench.harness.results.history import point_latest
+
+    def move() -> None:
+        try:
+            point_latest(target)
+        except OSError as exc:  # the results are written either way; only the pointer is missing
+            err.print(f"[yellow]warning[/yellow] results/latest not moved to {target}: {exc.strerror or exc}")
+
+    return move

@@ -1,0 +1,127 @@
+"""The report data: everything a report shows, computed once from the results (`ReportData`, `report_data`),
+with the pictures drawn by a process of their own and waited for on first use. The renderers
+(reports/markdown_report.py, reports/html_report.py, reports/summary.py) only lay it out.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, overload
+
+import pandas as pd
+
+from loopbench.reports.baseline import Baseline, compare_with
+from loopbench.reports.cells import column_of, columns
+from loopbench.reports.claims import CLAIMS_FILE, ClaimResult, check_claims, load_claims
+from loopbench.reports.frames import (
+    accounting_details,
+    accounting_frame,
+    capabilities_frame,
+    conformance_frame,
+    environment,
+    matrix_frame,
+    mechanisms_frame,
+    stability_frame,
+    units_frame,
+)
+from loopbench.reports.load import Results
+from loopbench.reports.scorecard import Score, scorecard, scorecard_frame
+
+Picture = tuple[str, str, bytes]  # (file name, title, PNG bytes)
+KeyItem = tuple[str, str, str | None]  # (counter label, value, the ideal when the cell deviated on it)
+
+
+@dataclass
+class ReportData:
+    results: Results
+    env: dict[str, Any]
+    matrix: pd.DataFrame
+    units: pd.DataFrame
+    mechanisms: pd.DataFrame
+    capabilities: pd.DataFrame
+    accounting: pd.DataFrame
+    accounting_diffs: pd.DataFrame
+    conformance: pd.DataFrame
+    stability: pd.DataFrame
+    claims: list[ClaimResult]
+    plots: Sequence[Picture]
+    scorecard: pd.DataFrame
+    scores: dict[tuple[str, str], Score]
+    baseline: Baseline | None = None
+
+    @property
+    def records(self) -> list[Any]:
+        return self.results.records
+
+
+def draw_elsewhere(results: Path) -> subprocess.Popen[str]:
+    """`python -m loopbench.reports.plots`: the pictures of the same results, drawn beside them."""
+    return subprocess.Popen([sys.executable, "-m", "loopbench.reports.plots", str(results)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+class Pictures(Sequence[Picture]):
+    """The pictures another process is drawing, waited for on first use."""
+
+    def __init__(self, proc: subprocess.Popen[str], out_dir: Path) -> None:
+        self._proc, self._out_dir = proc, out_dir
+        self._done: list[Picture] | None = None
+
+    def _all(self) -> list[Picture]:
+        if self._done is None:
+            out, err = self._proc.communicate()
+            if self._proc.returncode != 0:
+                raise RuntimeError(f"drawing the pictures failed (exit {self._proc.returncode}): {err[-1500:]}")
+            drawn = json.loads(out)
+            self._done = [(name, title, (self._out_dir / name).read_bytes()) for name, title in drawn]
+        return self._done
+
+    @overload
+    def __getitem__(self, i: int) -> Picture: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Picture]: ...
+
+    def __getitem__(self, i: int | slice) -> Picture | list[Picture]:
+        return self._all()[i]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+def report_data(results: Results, claims_file: Path | None = None, baseline: Results | None = None) -> ReportData:
+    """Everything the reports show but the pictures (`build_reports` has them drawn by another process)."""
+    recs = results.records
+    claims = load_claims(claims_file or CLAIMS_FILE)
+    return ReportData(
+        scorecard=scorecard_frame(recs), scores=scorecard(recs),
+        baseline=compare_with(baseline, recs) if baseline is not None else None,
+        results=results, env=environment(recs), matrix=matrix_frame(recs), units=units_frame(recs),
+        mechanisms=mechanisms_frame(recs), capabilities=capabilities_frame(recs),
+        accounting=accounting_frame(recs), accounting_diffs=accounting_details(recs),
+        conformance=conformance_frame(recs), stability=stability_frame(recs),
+        claims=check_claims(recs, claims), plots=[],
+    )
+
+
+def abouts(data: ReportData) -> dict[str, str]:
+    """Each framework variant's description, as its adapter declared it in the records."""
+    out: dict[str, str] = {}
+    for r in data.records:
+        if r.variant_about:
+            out.setdefault(column_of(r.framework, r.variant), r.variant_about)
+    return {c: out[c] for c in columns(data.records) if c in out}
+
+
+COMPACT_ITEMS = 2  # counters a compact cell shows: the deviating ones first
+
+
+def compact_items(items: list[KeyItem]) -> list[KeyItem]:
+    """The one or two counters that matter in a cell: those it deviated on, else the scenario's first keys."""
+    bad = [i for i in items if i[2] is not None]
+    return (bad + [i for i in items if i[2] is None])[:COMPACT_ITEMS]

@@ -1,0 +1,150 @@
+"""The Markdown renderer: `render_markdown(ReportData)` is report.md; `md_table` (a DataFrame as a Markdown
+table) and `md_cell` (a value as table text) are shared with the HTML renderer and the version matrix."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from loopbench.reports.baseline import Baseline, CellKey
+from loopbench.reports.cells import column_of, columns
+from loopbench.reports.claims import claims_frame
+from loopbench.reports.data import ReportData, abouts, compact_items
+from loopbench.reports.formatting import VERDICT_MARK
+from loopbench.reports.frames import environment_rows, run_line
+from loopbench.reports.notes import (
+    CAPABILITIES_NOTE,
+    CLAIM_MARK,
+    COST_NOTE,
+    HOW_TO_READ,
+    MECHANISMS_NOTE,
+    SCORECARD_NOTE,
+)
+from loopbench.reports.scorecard import category_label, category_order
+
+
+def md_cell(v: Any) -> str:
+    """A value as Markdown table text: `–` for unknown, a float to 4 significant digits, `|` escaped."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    s = str(v) if not isinstance(v, float) else f"{v:.4g}"
+    return s.replace("|", "\\|").replace("\n", "<br>")
+
+
+def md_table(df: pd.DataFrame, index: bool = False) -> str:
+    """A DataFrame as a Markdown table (`_none_` when empty); with `index`, its index as the first column."""
+    if df.empty:
+        return "_none_\n"
+    d = df.reset_index() if index else df
+    head = "| " + " | ".join(md_cell(c) for c in d.columns) + " |"
+    sep = "|" + "|".join("---" for _ in d.columns) + "|"
+    rows = ["| " + " | ".join(md_cell(v) for v in row) + " |" for row in d.itertuples(index=False)]
+    return "\n".join([head, sep, *rows]) + "\n"
+
+
+def _compact_md(row: pd.Series, changed: bool) -> str:
+    """A matrix cell in one line: verdict mark, outcome, the counters that matter, unstable, changed."""
+    k = " · ".join(f"{lab} {val}{' ✗' if ideal is not None else ''}" for lab, val, ideal in compact_items(
+        row["key_items"]))
+    mark = VERDICT_MARK.get(row["verdict"], "")
+    return f"{mark} {row['outcome']}" + (f" · {k}" if k else "") + (" · ⟳" if row["unstable"] else "") + (
+        " · ⇄ changed" if changed else "")
+
+
+def _matrix_md(data: ReportData) -> str:
+    """The comparison matrix, a table per category: scenarios by framework variant."""
+    m = data.matrix
+    if m.empty:
+        return "_no runs_\n"
+    changed: set[CellKey] = set(data.baseline.changes) if data.baseline else set()
+    m = m.assign(cell=[_compact_md(r, (r["scenario"], r["framework"], r["variant"]) in changed)
+                       for _, r in m.iterrows()])
+    cols = columns(data.records)
+    out: list[str] = []
+    for cat in category_order(data.records):
+        part = m[m["category"] == cat]
+        if part.empty:
+            continue
+        titles = part.groupby("scenario")["title"].first()
+        piv = part.pivot(index="scenario", columns="column", values="cell").reindex(columns=cols).fillna("not run")
+        piv.index = [f"{titles[sid]} (`{sid}`)" for sid in piv.index]
+        piv.index.name = "scenario"
+        out += [f"### {category_label(cat)}", "", md_table(piv, index=True)]
+    return "\n".join(out)
+
+
+def _changes_md(b: Baseline) -> str:
+    """The changed cells against the baseline, each explained, then the cells on one side only."""
+    n = len(b.changes)
+    out = [f"Against `{b.path}`: **{n} of {b.common} common cell(s) changed**" + (":" if n else "."), ""]
+    for scen, fw, var in b.changes:
+        out.append(f"- {scen} × {column_of(fw, var)}: " + "; ".join(b.explain((scen, fw, var))))
+    if b.one_sided:
+        out += ["", "Cells on one side only (coverage, not a change):", ""] + [f"- {x}" for x in b.one_sided]
+    return "\n".join(out) + "\n"
+
+
+def _claims_df(data: ReportData) -> pd.DataFrame:
+    """The claims table with verdict marks and the evidence cut to its first six run ids."""
+    df = claims_frame(data.claims)
+    df["verdict"] = [f"{CLAIM_MARK.get(v, '')} {v}" for v in df["verdict"]]
+    df["evidence"] = [" ".join(e.split()[:6]) + (" …" if len(e.split()) > 6 else "") for e in df["evidence"]]
+    return df[["id", "framework", "claim", "verdict", "versions", "evidence", "detail"]]
+
+
+def render_markdown(data: ReportData) -> str:
+    """report.md."""
+    out = ["# loopbench report", "", run_line(data.env), ""]
+    for w in data.results.warnings:
+        out.append(f"> ⚠ {w}\n")
+    out += ["## Scorecard", "", SCORECARD_NOTE, ""]
+    out.append(md_table(data.scorecard))
+    out += [""] + [f"- `{c}`: {about}" for c, about in abouts(data).items()] + [""]
+    if data.baseline is not None:
+        out += ["## Changes against the baseline", ""]
+        out.append(_changes_md(data.baseline))
+    out += ["## Comparison matrix", "",
+            "✓ conforms · ⚠ deviates (✗ marks a deviating counter) · ⊘ unsupported · ✖ error · ⟳ unstable"
+            + (" · ⇄ changed against the baseline" if data.baseline else "")
+            + ". Every deviation, ideal → observed, is in `summary.json` and the HTML report's run details.", ""]
+    out.append(_matrix_md(data))
+    out += ["## How to read", ""] + [f"- {x}" for x in HOW_TO_READ] + [""]
+    out += ["## Cost per model call", "", COST_NOTE, ""]
+    out.append(md_table(data.conformance))
+    out += ["## Mechanisms: each intent in each framework's native terms", "", MECHANISMS_NOTE, ""]
+    out.append(md_table(data.mechanisms))
+    if not data.capabilities.empty:
+        out += ["", CAPABILITIES_NOTE, ""]
+        out.append(md_table(data.capabilities))
+    out += ["## Units: what a limit means natively", "",
+            "Each limit scenario: the neutral intent, the native setting the adapter used, and what happened.", ""]
+    out.append(md_table(data.units.drop(columns=["run_id"], errors="ignore")))
+    out += ["## Accounting: reported vs observed", "",
+            "Sums over the runs where both are known; `not reported` when the framework reports nothing.",
+            ""]
+    acc = data.accounting.copy()
+    if not acc.empty:
+        acc["runs differing"] = [f"**⚠ {v}**" if v else "0" for v in acc["runs differing"]]
+    out.append(md_table(acc))
+    out += ["", "Runs where the framework's figure differs from ground truth:", ""]
+    out.append(md_table(data.accounting_diffs.drop(columns=["run_id"], errors="ignore")))
+    out += ["## Documented claims", "",
+            "Each claim of `reports/claims.yaml` checked by its predicate against these runs: holds / refuted / "
+            "not testable by a run (no predicate, or no matching runs). Evidence: run ids.", ""]
+    out.append(md_table(_claims_df(data)))
+    out += ["## Stability", ""]
+    if data.stability.empty:
+        out.append("Every cell ran once (run with `--repeat N` to check stability).\n")
+    else:
+        n_unstable = int((~data.stability["stable"]).sum())
+        out.append(f"{len(data.stability)} cell(s) ran more than once; {n_unstable} unstable.\n")
+        out.append(md_table(data.stability.drop(columns=["run_ids"])))
+    if data.plots:
+        out += ["## Pictures", ""]
+        for name, title, _ in data.plots:
+            out += [f"### {title}", "", f"![{title}]({name})", ""]
+    out += ["## Environment", ""]
+    out.append(md_table(pd.DataFrame(environment_rows(data.env), columns=["what", "value"])))
+    return "\n".join(out) + "\n"

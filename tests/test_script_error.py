@@ -1,0 +1,68 @@
+"""A scenario's own fault is named as such: a run whose scripted model met a request its script cannot answer
+is `script_error` (rule SCRIPT_ERROR, verdict error) on every framework variant, with the file, the turn and
+what was unanswered in its reason, never a framework's `failed`; and the ideal loop's dry run catches the same
+bug before anything runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from loopbench.harness.adapter import resolve_selection
+from loopbench.harness.judge.outcome import OutcomeRule
+from loopbench.harness.run.ideal import script_problems, walk
+from loopbench.harness.run.runner import RunPlan, run_suite
+from loopbench.harness.scenario import expand_paths, load_scenarios
+from loopbench.reports.load import load_records
+
+BUG_DIR = Path(__file__).resolve().parent / "data" / "script_bug"
+
+
+def _bug(sid: str = "policy_retry_bug"):
+    return next(s for s in load_scenarios(expand_paths([BUG_DIR])) if s.id == sid)
+
+
+def test_the_ideal_loop_finds_the_unanswered_result_and_the_turn_no_path_reaches():
+    found = walk(_bug())
+    assert found.ending == "no answer" and found.served == ["read", "policy", "retry"]
+    problems = {p.field: p.reason for p in script_problems(_bug())}
+    assert set(problems) == {"script[retry]", "script[give_up].after"}
+    assert "(policy_2: receipt)" in problems["script[retry]"]
+    assert all(p.file.endswith("policy_retry_bug.yaml") for p in script_problems(_bug()))
+
+
+def test_the_built_in_suite_has_no_script_an_ideal_loop_cannot_finish():
+    assert {s.id: script_problems(s) for s in load_scenarios() if script_problems(s)} == {}
+
+
+@pytest.mark.parametrize("framework,variant", resolve_selection([]))
+def test_a_script_bug_is_the_scenarios_error_on_every_framework(tmp_path, framework, variant):
+    """The ticket's receipt has no answer in the script: every framework sends it back, none is to blame."""
+    plan = RunPlan(scenarios=[_bug("ticket_answer_bug")], variants=[(framework, variant)], jobs=1, out_dir=tmp_path, hard_margin_s=30,
+                   show_progress=False)
+    run_suite(plan)
+    (r,) = load_records(tmp_path)
+    assert (r.outcome, r.outcome_rule, r.verdict) == ("script_error", OutcomeRule.SCRIPT_ERROR, "error"), (
+        r.outcome, r.error_reason, r.violations)
+    reason = r.error_reason or ""
+    assert "ticket_answer_bug.yaml" in reason and "after turn 'read'" in reason and "ticket_1: receipt" in reason
+
+
+def test_the_dry_run_flags_the_runtime_bug_too():
+    assert [p.field for p in script_problems(_bug("ticket_answer_bug"))] == ["script[read]", "script[apologise].after"]
+
+
+def test_validate_and_run_refuse_the_script_bug_before_anything_runs(tmp_path):
+    from typer.testing import CliRunner
+
+    from loopbench.cli import app
+
+    runner = CliRunner()
+    checked = runner.invoke(app, ["validate", "--scenarios", str(BUG_DIR)])
+    assert checked.exit_code == 2
+    assert "policy_retry_bug.yaml: script[retry]: an ideal loop gets no answer" in checked.output
+    assert "script[give_up].after: waits for policy_2" in checked.output  # the turn no path reaches
+    ran = runner.invoke(app, ["run", "--scenarios", str(BUG_DIR), "-f", "openai-agents:default",
+                              "--out", str(tmp_path / "out")])
+    assert ran.exit_code == 2 and not (tmp_path / "out" / "results.jsonl").exists()
