@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import ClassVar, Literal, get_args
 
-from loopbench.harness.errors import BadInput, InputProblem
+from loopbench.harness.errors import BadInput, InputProblem, did_you_mean
 from loopbench.harness.record import Capabilities, Intent, LimitTranslation, NeutralLimit, SegmentResult
 from loopbench.harness.scenario import Scenario
 
@@ -235,18 +235,23 @@ class Adapter(ABC):
         """Continue from a copy of a pause snapshot with approval decisions keyed by scripted call id."""
 
 
+def _unknown(what: str, name: str, available: list[str]) -> BadInput:
+    """`-f` naming no framework or variant: the closest one, and every one there is."""
+    hint = did_you_mean(name, available)
+    return BadInput([InputProblem("--framework", "", f"{what} {name!r}{f' ({hint})' if hint else ''}; available: "
+                                  f"{', '.join(available)}")])
+
+
 def adapter_class(framework: str, variant: str = "default") -> type[Adapter]:
     try:
         target = REGISTRY[framework]
     except KeyError:
-        raise BadInput([InputProblem("--framework", "", f"unknown framework {framework!r}; available: "
-                                     f"{', '.join(sorted(REGISTRY))}")]) from None
+        raise _unknown("unknown framework", framework, sorted(REGISTRY)) from None
     module, _, name = target.partition(":")
     cls: type[Adapter] = getattr(importlib.import_module(module), name)
     idioms = cls.idioms()
     if variant not in idioms:
-        raise BadInput([InputProblem("--framework", "", f"{framework} has no variant {variant!r}; available: "
-                                     f"{', '.join(idioms)}")])
+        raise _unknown(f"{framework} has no variant", variant, list(idioms))
     return idioms[variant]
 
 
@@ -281,12 +286,10 @@ def resolve_selection(selection: list[str]) -> list[tuple[str, str]]:
     for item in selection:
         fid, _, variant = item.partition(":")
         if fid not in by_id:
-            raise BadInput([InputProblem("--framework", "", f"unknown framework {fid!r}; available: "
-                                         f"{', '.join(sorted(by_id))}")])
+            raise _unknown("unknown framework", fid, sorted(by_id))
         variants = by_id[fid].variants
         if variant and variant not in variants:
-            raise BadInput([InputProblem("--framework", "", f"{fid} has no variant {variant!r}; available: "
-                                         f"{', '.join(variants)}")])
+            raise _unknown(f"{fid} has no variant", variant, list(variants))
         for v in [variant] if variant else list(variants):
             if (fid, v) not in chosen:
                 chosen.append((fid, v))

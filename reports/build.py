@@ -3,9 +3,12 @@ DIR/matrix.csv, DIR/summary.json, and the pictures as PNG files beside them.
 
 Every report starts with the answer: the scorecard (framework variant × category: the share of cells that
 conform and the most serious deviation in words), then the changes against a baseline when one is given,
-the comparison matrix (scenarios by category, with their titles), how to read it, the framework's cost per
-model call, mechanisms, units, accounting, documented claims, stability, pictures, the environment (date,
-loopbench revision, Python/Node, every framework package and version), and (HTML) every run's details.
+the comparison matrix (scenarios by category, with their titles; every deviating or unsupported cell says in
+words what deviates: a numbered note under its table in Markdown, in the cell in HTML), the glossary (every
+outcome and verdict of the record's vocabulary, every mark), how to read it, the framework's cost per model
+call, mechanisms, units, accounting, the documented claims about the frameworks of the run, stability,
+pictures, the environment (date, loopbench revision, Python/Node, every framework package and version), and
+(HTML) every run's details.
 
 This module is the entry: which formats, written where. What the reports show is computed in
 reports/data.py and laid out by reports/markdown_report.py, reports/html_report.py and reports/summary.py

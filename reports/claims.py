@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -430,6 +430,17 @@ def check_claim(claim: Claim, records: list[RunRecord]) -> ClaimResult:
     versions = sorted({f"{by_id[e].framework} {by_id[e].framework_version}" for e in evidence
                        if e in by_id and by_id[e].framework_version})
     return ClaimResult(claim, verdict, evidence, detail, versions, results)
+
+
+ANY_FRAMEWORK = ("all", "*")  # a claim's `framework` for a claim about every framework
+
+
+def claims_about(claims: list[Claim], frameworks: Iterable[str]) -> list[Claim]:
+    """The claims about these frameworks, in their order: a claim names its framework in `framework` (a
+    framework id, or `all` for a claim about every framework, kept whichever frameworks ran). What a report
+    lists: a report covers only the frameworks in its run."""
+    present = set(frameworks)
+    return [c for c in claims if c.framework in ANY_FRAMEWORK or c.framework in present]
 
 
 def check_claims(records: list[RunRecord], claims: list[Claim] | None = None) -> list[ClaimResult]:

@@ -9,15 +9,16 @@ import json
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
 import pandas as pd
 
-from loopbench.reports.baseline import Baseline, compare_with
-from loopbench.reports.cells import column_of, columns
-from loopbench.reports.claims import CLAIMS_FILE, ClaimResult, check_claims, load_claims
+from loopbench.harness.record import RunRecord
+from loopbench.reports.baseline import Baseline, CellKey, compare_with
+from loopbench.reports.cells import cells, column_of, columns
+from loopbench.reports.claims import CLAIMS_FILE, ClaimResult, check_claims, claims_about, load_claims
 from loopbench.reports.frames import (
     accounting_details,
     accounting_frame,
@@ -31,6 +32,7 @@ from loopbench.reports.frames import (
 )
 from loopbench.reports.load import Results
 from loopbench.reports.scorecard import Score, scorecard, scorecard_frame
+from loopbench.reports.severity import reasons as reasons_of
 
 Picture = tuple[str, str, bytes]  # (file name, title, PNG bytes)
 KeyItem = tuple[str, str, str | None]  # (counter label, value, the ideal when the cell deviated on it)
@@ -53,6 +55,8 @@ class ReportData:
     scorecard: pd.DataFrame
     scores: dict[tuple[str, str], Score]
     baseline: Baseline | None = None
+    # each deviating (⚠) or unsupported (⊘) cell's deviations in words (its representative run's)
+    reasons: dict[CellKey, list[str]] = field(default_factory=dict)
 
     @property
     def records(self) -> list[Any]:
@@ -97,8 +101,10 @@ class Pictures(Sequence[Picture]):
 def report_data(results: Results, claims_file: Path | None = None, baseline: Results | None = None) -> ReportData:
     """Everything the reports show but the pictures (`build_reports` has them drawn by another process)."""
     recs = results.records
-    claims = load_claims(claims_file or CLAIMS_FILE)
+    # the claims about the frameworks of this run only (and those about every framework)
+    claims = claims_about(load_claims(claims_file or CLAIMS_FILE), {r.framework for r in recs})
     return ReportData(
+        reasons=cell_reasons(recs),
         scorecard=scorecard_frame(recs), scores=scorecard(recs),
         baseline=compare_with(baseline, recs) if baseline is not None else None,
         results=results, env=environment(recs), matrix=matrix_frame(recs), units=units_frame(recs),
@@ -107,6 +113,11 @@ def report_data(results: Results, claims_file: Path | None = None, baseline: Res
         conformance=conformance_frame(recs), stability=stability_frame(recs),
         claims=check_claims(recs, claims), plots=[],
     )
+
+
+def cell_reasons(records: list[RunRecord]) -> dict[CellKey, list[str]]:
+    """What each deviating or unsupported cell deviates in, in words (`severity.reasons` of its representative)."""
+    return {c.key: reasons_of(c.rep) for c in cells(records) if c.rep.verdict in ("deviates", "unsupported")}
 
 
 def abouts(data: ReportData) -> dict[str, str]:

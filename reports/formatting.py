@@ -49,3 +49,9 @@ def counter_value(rec: RunRecord, name: str) -> Any:
 
 def deviation_text(d: Any) -> str:
     return f"{d.name}: {fmt(d.ideal, 40)}→{fmt(d.observed, 40)}"
+
+
+def outcome_ideal(rec: RunRecord) -> str | None:
+    """The outcome the scenario's ideal asks when the run's outcome deviates from it (its `outcome` deviation's
+    ideal, `a|b` for several acceptable ones), else None: a deviating outcome is marked ✗ in every report."""
+    return next((fmt(d.ideal, 60) for d in rec.deviations if d.name == "outcome"), None)

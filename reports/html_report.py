@@ -16,19 +16,25 @@ from loopbench.harness.record import RunRecord
 from loopbench.reports.baseline import Baseline
 from loopbench.reports.cells import cells, column_of, columns
 from loopbench.reports.data import ReportData, abouts, compact_items
-from loopbench.reports.formatting import VERDICT_MARK
+from loopbench.reports.formatting import VERDICT_MARK, outcome_ideal
 from loopbench.reports.frames import environment_rows, run_line
 from loopbench.reports.markdown_report import md_cell
 from loopbench.reports.notes import (
     CAPABILITIES_NOTE,
     CLAIM_MARK,
     COST_NOTE,
+    GLOSSARY_NOTE,
     HOW_TO_READ,
     MECHANISMS_NOTE,
+    OTHER_MARKS,
+    POLICY_DOC,
     SCORECARD_NOTE,
+    outcome_glossary,
+    policy_href,
+    verdict_glossary,
 )
 from loopbench.reports.scorecard import Score, category_label, category_order
-from loopbench.reports.severity import worst
+from loopbench.reports.severity import reasons, worst
 from loopbench.reports.show import run_sections
 
 CellClass = dict[str, Callable[[Any], str]]  # a column -> (its value -> a CSS class)
@@ -201,17 +207,39 @@ def _matrix_html(data: ReportData) -> str:
                     extra += (f'<div class="was" title="{esc("; ".join(explained))}">⇄ {esc(explained[0])}'
                               + (f" (+{len(explained) - 1})" if len(explained) > 1 else "") + "</div>")
                 tip = "; ".join(devs) or v
+                ideal = outcome_ideal(cell.rep)
+                bad = f' <span class="bad" title="ideal {esc(ideal)}">✗</span>' if ideal is not None else ""
+                # what a deviating or unsupported cell deviates in, in words, in the cell itself
+                why = "".join(f"<li>{esc(x)}</li>" for x in reasons(cell.rep, raw=False)) if v in (
+                    "deviates", "unsupported") else ""
                 tds.append(
                     f'<td class="{klass}" data-verdict="{esc(v)}" data-column="{esc(col)}" '
                     f'data-rank="{_rank(cell.rep)}" title="{esc(tip)}"><span class="badge">'
-                    f'{VERDICT_MARK.get(v, "")} {_run_link(r["run_id"], r["outcome"])}</span>'
-                    f'<div class="k">{k}</div>{extra}</td>')
+                    f'{VERDICT_MARK.get(v, "")} {_run_link(r["run_id"], r["outcome"])}{bad}</span>'
+                    f'<div class="k">{k}</div>{f"<ul class=why>{why}</ul>" if why else ""}{extra}</td>')
             rows.append(f'<tr class="row" data-category="{esc(cat)}" data-order="{order}" '
                         f'data-text="{esc(" ".join(texts).lower())}">' + "".join(tds) + "</tr>")
             order += 1
         bodies.append(f'<tbody data-category="{esc(cat)}">{"".join(rows)}</tbody>')
     return (_filters_html(data) + f'<div class="matrix-wrap"><table class="matrix"><thead><tr>{head}</tr></thead>'
             f'{"".join(bodies)}</table></div>')
+
+
+def _glossary_html(data: ReportData) -> str:
+    """The glossary: every outcome and verdict of the record's vocabulary and every other mark, one line each,
+    with the link to docs/policy.md."""
+    href = policy_href(data.results.dir)
+    policy = (f'<a href="{esc(href)}"><code>{esc(POLICY_DOC)}</code></a>' if href
+              else f"<code>{esc(POLICY_DOC)}</code> (loopbench's repository)")
+    outcomes = "".join(f"<dt><code>{esc(o)}</code></dt><dd>{esc(m)}</dd>" for o, m in outcome_glossary())
+    verdicts = "".join(f"<dt>{esc(mark)} <code>{esc(v)}</code></dt><dd>{esc(m)}</dd>"
+                       for mark, v, m in verdict_glossary())
+    marks = "".join(f"<dt>{esc(mark)}</dt><dd>{esc(m)}</dd>" for mark, m in OTHER_MARKS
+                    if mark != "[n]")  # the HTML cell says what deviates in the cell itself: no notes
+    return (f"<p class=small>{esc(GLOSSARY_NOTE)} {policy}.</p>"
+            f'<div class="glossary"><div><h4>Outcomes: how a run ended</h4><dl>{outcomes}</dl></div>'
+            f"<div><h4>Verdicts: the run against the scenario's ideal</h4><dl>{verdicts}</dl>"
+            f"<h4>Other marks</h4><dl>{marks}</dl></div></div>")
 
 
 def _units_html(units: pd.DataFrame) -> str:
@@ -304,10 +332,13 @@ def render_html(data: ReportData) -> str:
         ("scorecard", "Scorecard", warn + f"<p class=small>{esc(SCORECARD_NOTE)}</p>" + _scorecard_html(data)),
         *([("changes", "Changes against the baseline", _changes_html(data.baseline))] if data.baseline else []),
         ("matrix", "Comparison matrix",
-         "<p class=small>✓ conforms · ⚠ deviates (✗ marks a deviating counter; hover a cell for its deviations) · "
+         "<p class=small>✓ conforms · ⚠ deviates (✗ marks a deviating outcome or counter; each cell says in words "
+         "what deviates; hover it for each deviation, ideal → observed) · "
          "⊘ unsupported · ✖ error · ⟳ unstable" + (" · ⇄ changed against the baseline (was → now)"
                                                    if data.baseline else "")
-         + ". Click an outcome for the run's details.</p>" + _matrix_html(data)),
+         + ". The outcomes and verdicts are defined in the "
+           '<a href="#glossary">glossary</a>. Click an outcome for the run\'s details.</p>' + _matrix_html(data)),
+        ("glossary", "Glossary", _glossary_html(data)),
         ("read", "How to read", "<ul>" + "".join(f"<li>{esc(x)}</li>" for x in HOW_TO_READ) + "</ul>"),
         ("cost", "Cost per model call", f"<p>{esc(COST_NOTE)}</p>" + html_table(data.conformance)),
         ("mechanisms", "Mechanisms: each intent in each framework's native terms",

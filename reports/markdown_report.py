@@ -9,18 +9,24 @@ from typing import Any
 import pandas as pd
 
 from loopbench.reports.baseline import Baseline, CellKey
-from loopbench.reports.cells import column_of, columns
+from loopbench.reports.cells import cells, column_of, columns
 from loopbench.reports.claims import claims_frame
 from loopbench.reports.data import ReportData, abouts, compact_items
-from loopbench.reports.formatting import VERDICT_MARK
+from loopbench.reports.formatting import VERDICT_MARK, outcome_ideal
 from loopbench.reports.frames import environment_rows, run_line
 from loopbench.reports.notes import (
     CAPABILITIES_NOTE,
     CLAIM_MARK,
     COST_NOTE,
+    GLOSSARY_NOTE,
     HOW_TO_READ,
     MECHANISMS_NOTE,
+    OTHER_MARKS,
+    POLICY_DOC,
     SCORECARD_NOTE,
+    outcome_glossary,
+    policy_href,
+    verdict_glossary,
 )
 from loopbench.reports.scorecard import category_label, category_order
 
@@ -44,35 +50,71 @@ def md_table(df: pd.DataFrame, index: bool = False) -> str:
     return "\n".join([head, sep, *rows]) + "\n"
 
 
-def _compact_md(row: pd.Series, changed: bool) -> str:
-    """A matrix cell in one line: verdict mark, outcome, the counters that matter, unstable, changed."""
+def _compact_md(row: pd.Series, changed: bool, ideal_outcome: str | None = None, note: int | None = None) -> str:
+    """A matrix cell in one line: verdict mark, outcome (✗ when it deviates), the counters that matter, the number
+    of the note saying what the cell deviates in, unstable, changed."""
     k = " · ".join(f"{lab} {val}{' ✗' if ideal is not None else ''}" for lab, val, ideal in compact_items(
         row["key_items"]))
     mark = VERDICT_MARK.get(row["verdict"], "")
-    return f"{mark} {row['outcome']}" + (f" · {k}" if k else "") + (" · ⟳" if row["unstable"] else "") + (
-        " · ⇄ changed" if changed else "")
+    outcome = f"{row['outcome']} ✗" if ideal_outcome is not None else row["outcome"]
+    return (f"{mark} {outcome}" + (f" · {k}" if k else "") + (f" · [{note}]" if note is not None else "")
+            + (" · ⟳" if row["unstable"] else "") + (" · ⇄ changed" if changed else ""))
 
 
 def _matrix_md(data: ReportData) -> str:
-    """The comparison matrix, a table per category: scenarios by framework variant."""
+    """The comparison matrix, a table per category: scenarios by framework variant; under each table, its
+    numbered notes: what each deviating (⚠) or unsupported (⊘) cell deviates in, in words (the same words in
+    one note for every cell they fit; the numbers run on through the report's tables)."""
     m = data.matrix
     if m.empty:
         return "_no runs_\n"
     changed: set[CellKey] = set(data.baseline.changes) if data.baseline else set()
-    m = m.assign(cell=[_compact_md(r, (r["scenario"], r["framework"], r["variant"]) in changed)
-                       for _, r in m.iterrows()])
+    reps = {c.key: c.rep for c in cells(data.records)}
     cols = columns(data.records)
     out: list[str] = []
+    numbered = 0
     for cat in category_order(data.records):
         part = m[m["category"] == cat]
         if part.empty:
             continue
+        by = {(r["scenario"], r["column"]): r for _, r in part.iterrows()}
         titles = part.groupby("scenario")["title"].first()
-        piv = part.pivot(index="scenario", columns="column", values="cell").reindex(columns=cols).fillna("not run")
-        piv.index = [f"{titles[sid]} (`{sid}`)" for sid in piv.index]
-        piv.index.name = "scenario"
-        out += [f"### {category_label(cat)}", "", md_table(piv, index=True)]
+        notes: dict[str, int] = {}  # a note's text -> its number
+        rows = []
+        for sid in sorted(titles.index):
+            line: dict[str, str] = {"scenario": f"{titles[sid]} (`{sid}`)"}
+            for col in cols:
+                r = by.get((sid, col))
+                if r is None:
+                    line[col] = "not run"
+                    continue
+                key = (sid, r["framework"], r["variant"])
+                note = None
+                if key in data.reasons:
+                    text = "; ".join(data.reasons[key])
+                    if text not in notes:
+                        numbered += 1
+                        notes[text] = numbered
+                    note = notes[text]
+                line[col] = _compact_md(r, key in changed, outcome_ideal(reps[key]), note)
+            rows.append(line)
+        out += [f"### {category_label(cat)}", "", md_table(pd.DataFrame(rows, columns=["scenario", *cols]))]
+        if notes:
+            out += [*(f"- [{n}] {md_cell(text)}" for text, n in notes.items()), ""]
     return "\n".join(out)
+
+
+def _glossary_md(data: ReportData) -> str:
+    """The glossary: every outcome and verdict of the record's vocabulary and every other mark, one line each,
+    with the link to docs/policy.md."""
+    href = policy_href(data.results.dir)
+    policy = f"[{POLICY_DOC}]({href})" if href else f"`{POLICY_DOC}` (loopbench's repository)"
+    out = [f"{GLOSSARY_NOTE} {policy}.", "", "Outcomes: how a run ended.", ""]
+    out += [f"- `{o}`: {meaning}" for o, meaning in outcome_glossary()]
+    out += ["", "Verdicts: the run against the scenario's ideal.", ""]
+    out += [f"- {mark} `{v}`: {meaning}" for mark, v, meaning in verdict_glossary()]
+    out += ["", "Other marks:", ""] + [f"- {mark} {meaning}" for mark, meaning in OTHER_MARKS]
+    return "\n".join(out) + "\n"
 
 
 def _changes_md(b: Baseline) -> str:
@@ -106,10 +148,14 @@ def render_markdown(data: ReportData) -> str:
         out += ["## Changes against the baseline", ""]
         out.append(_changes_md(data.baseline))
     out += ["## Comparison matrix", "",
-            "✓ conforms · ⚠ deviates (✗ marks a deviating counter) · ⊘ unsupported · ✖ error · ⟳ unstable"
+            "✓ conforms · ⚠ deviates (✗ marks a deviating outcome or counter; [n] the note under the table that "
+            "says what deviates) · ⊘ unsupported · ✖ error · ⟳ unstable"
             + (" · ⇄ changed against the baseline" if data.baseline else "")
-            + ". Every deviation, ideal → observed, is in `summary.json` and the HTML report's run details.", ""]
+            + ". The outcomes and verdicts are defined in the glossary below. Every deviation, ideal → observed, "
+              "is in `summary.json` and the HTML report's run details.", ""]
     out.append(_matrix_md(data))
+    out += ["## Glossary", ""]
+    out.append(_glossary_md(data))
     out += ["## How to read", ""] + [f"- {x}" for x in HOW_TO_READ] + [""]
     out += ["## Cost per model call", "", COST_NOTE, ""]
     out.append(md_table(data.conformance))
@@ -131,8 +177,9 @@ def render_markdown(data: ReportData) -> str:
     out += ["", "Runs where the framework's figure differs from ground truth:", ""]
     out.append(md_table(data.accounting_diffs.drop(columns=["run_id"], errors="ignore")))
     out += ["## Documented claims", "",
-            "Each claim of `reports/claims.yaml` checked by its predicate against these runs: holds / refuted / "
-            "not testable by a run (no predicate, or no matching runs). Evidence: run ids.", ""]
+            "Each claim of `reports/claims.yaml` about a framework of this run (or about every framework) checked "
+            "by its predicate against these runs: holds / refuted / not testable by a run (no predicate, or no "
+            "matching runs). Evidence: run ids.", ""]
     out.append(md_table(_claims_df(data)))
     out += ["## Stability", ""]
     if data.stability.empty:

@@ -1,7 +1,15 @@
 """The report's fixed words, shared by the Markdown and the HTML renderer: how to read the matrix, the note
-under each section's title, and the marks of a claim's verdict."""
+under each section's title, the glossary (every outcome and verdict of the record's vocabulary and every mark,
+each in one line), and the marks of a claim's verdict."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import get_args
+
+from loopbench.harness.record import Outcome, Verdict
+from loopbench.reports.formatting import VERDICT_MARK
 
 CLAIM_MARK: dict[str, str] = {"holds": "✓", "refuted": "✗", "not testable": "○"}
 
@@ -43,4 +51,73 @@ SCORECARD_NOTE = (
     "Each row is a framework variant, each column a category of scenarios: how many of its scenarios conform "
     "to the production loop policy (docs/policy.md), and the most serious deviation among the rest, in words, "
     "with its severity (critical, high, medium, low: reports/severity.py) and the scenario it came from. "
-    "`error` cells are loopbench's failures and are not counted.")
+    "The most serious deviation is a deviating (⚠) cell's; unsupported (⊘) cells are counted apart. "
+    "`error` cells (loopbench's failures, or the scenario's: `script_error`) are not counted.")
+
+
+# ---------------------------------------------------------------- the glossary
+# one line per value of the record's vocabulary (harness/record.py); docs/policy.md has the full tables. A value
+# added there and not here is still listed (from the Literal), with UNDESCRIBED, and tests/test_reports.py fails.
+OUTCOME_MEANING: dict[str, str] = {
+    "completed": "ended normally, and the scenario's completion evidence holds (final text, receipts, effects "
+                 "in the ledger)",
+    "incomplete": "ended normally without that evidence: the model stopped, the task is not done",
+    "limit_steps": "ended on the framework's own step limit (model calls, turns, steps)",
+    "limit_budget": "ended on the framework's own budget limit (tokens, cost)",
+    "limit_deadline": "ended on the framework's own deadline",
+    "awaiting_approval": "paused with pending calls, waiting for a human decision",
+    "denied": "the framework stopped the run on an action the policy denies",
+    "failed": "ended on an error from a tool or the model",
+    "stalled": "ended on a stall check (reserved: no framework has one natively)",
+    "capped": "ran until the scripted server's safety cap: nothing of the framework's own stopped it",
+    "hung": "did not end within its hard timeout: the harness stopped it",
+    "error": "loopbench itself or the adapter broke: never the framework's behaviour (verdict error)",
+    "script_error": "the scenario's own fault: its scripted model met a request its script cannot answer "
+                    "(verdict error)",
+}
+VERDICT_MEANING: dict[str, str] = {
+    "conforms": "the outcome is one the scenario accepts and every expected counter is within its bound",
+    "deviates": "something differs from the scenario's ideal; each difference is a deviation, "
+                "name: ideal → observed",
+    "unsupported": "it deviates, and the framework (or the variant's idiom) has no native control for a limit or "
+                   "an intent the scenario sets: the cell shows what it does without one",
+    "error": "loopbench, its adapter or the scenario's script broke: the run says nothing about the framework",
+}
+UNDESCRIBED = "(not described here yet: see docs/policy.md)"
+# the marks a matrix cell can carry besides its verdict's
+OTHER_MARKS: tuple[tuple[str, str], ...] = (
+    ("✗", "after the outcome or a counter: it differs from the scenario's ideal"),
+    ("[n]", "the numbered note under the table: what the cell deviates in, in words, ideal → observed"),
+    ("⟳", "unstable: the cell's repetitions disagree on outcome or verdict (the majority is shown)"),
+    ("⇄", "changed against the baseline"),
+    ("–", "unknown: the framework does not report it (never zero)"),
+)
+
+
+def outcome_glossary() -> list[tuple[str, str]]:
+    """(outcome, its meaning) for every value of the record's `Outcome`, in its order."""
+    return [(o, OUTCOME_MEANING.get(o, UNDESCRIBED)) for o in get_args(Outcome)]
+
+
+def verdict_glossary() -> list[tuple[str, str, str]]:
+    """(mark, verdict, its meaning) for every value of the record's `Verdict`, in its order."""
+    return [(VERDICT_MARK.get(v, ""), v, VERDICT_MEANING.get(v, UNDESCRIBED)) for v in get_args(Verdict)]
+
+
+POLICY_DOC = "docs/policy.md"
+_CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def policy_href(report_dir: Path) -> str | None:
+    """The relative link from a report written in `report_dir` to docs/policy.md, when the report is written
+    inside the loopbench checkout that holds it (reports/published/ → ../../docs/policy.md); else None (the
+    report names the file without a link: never a path of the machine it was written on)."""
+    policy = _CHECKOUT / POLICY_DOC
+    where = Path(report_dir).resolve()
+    if not policy.exists() or not where.is_relative_to(_CHECKOUT):
+        return None
+    return Path(os.path.relpath(policy, where)).as_posix()
+
+
+GLOSSARY_NOTE = ("The words of the matrix, each in one line; the loop policy behind the verdicts, how an outcome "
+                 "is derived and how serious each deviation is are in")

@@ -1,5 +1,6 @@
 """The scorecard: framework variant × category, each cell the share of cells that conform and the most
-serious deviation, in words (severity from `reports.severity`). The answer a report gives first."""
+serious deviation among its deviating (⚠) cells, in words (severity from `reports.severity`); unsupported (⊘)
+cells are counted apart, never its worst deviation. The answer a report gives first."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ class Score:
     conforms: int = 0
     errors: int = 0  # loopbench broke: says nothing about the framework
     unsupported: int = 0  # the framework has no native control for something the scenario sets
-    worst: Described | None = None
+    worst: Described | None = None  # the most serious deviation of a `deviates` cell
     worst_scenario: str | None = None
     worst_run: str | None = None
     scenarios: list[str] = field(default_factory=list)
@@ -78,6 +79,8 @@ def scorecard(records: list[RunRecord]) -> dict[tuple[str, str], Score]:
             continue
         s.conforms += rec.verdict == "conforms"
         s.unsupported += rec.verdict == "unsupported"
+        if rec.verdict != "deviates":  # the worst deviation is a ⚠ cell's: an unsupported cell is counted apart
+            continue
         w = worst(rec)
         if w is not None and (s.worst is None or w.rank > s.worst.rank):
             s.worst, s.worst_scenario, s.worst_run = w, c.scenario, rec.run_id

@@ -18,6 +18,8 @@ from loopbench.reports.formatting import COUNTER_FIELDS, deviation_text, fmt, la
 from loopbench.reports.load import Results, load_results
 
 MAX_TRACE_EVENTS = 400
+PIPE_WIDTH = 100_000  # show_run(width=None): room for any table, each taking only the width it needs
+PIPE_RULE_WIDTH = 80  # show_run(width=None): the rule over the run's id (a rule takes all the room it has)
 
 
 @dataclass
@@ -165,24 +167,39 @@ def find_run(results: Results, run_id: str) -> RunRecord:
     raise BadInput([InputProblem(str(results.path), "run_id", f"{run_id!r}: {why}")])
 
 
-def show_run(dir_or_file: Path | str, run_id: str, *, color: bool = False, width: int = 140) -> str:
-    """A run's record, request log, ledger and trace as readable text (ANSI colours when color=True)."""
+def show_run(dir_or_file: Path | str, run_id: str, *, color: bool = False, width: int | None = 140) -> str:
+    """A run's record, request log, ledger and trace as readable text (ANSI colours when color=True), laid out in
+    `width` columns (a terminal's); width=None (a pipe, a file): each table plain, its title on a line of its own,
+    then its header and rows in columns two spaces apart at their full width, so no id, header or cell is cut or
+    folded over lines, whatever the width of the terminal around the pipe."""
     from rich.console import Console
+    from rich.rule import Rule
     from rich.table import Table
 
     results = load_results(dir_or_file)
     rec = find_run(results, run_id)
-    console = Console(record=True, width=width, force_terminal=color, color_system="standard" if color else None,
-                      file=io.StringIO())
+    full = width is None
+    console = Console(record=True, width=PIPE_WIDTH if full else width, force_terminal=color,
+                      color_system="standard" if color else None, file=io.StringIO())
     style = {"conforms": "green", "deviates": "yellow", "unsupported": "magenta", "error": "red"}.get(rec.verdict, "")
-    console.rule(f"[bold]{rec.run_id}[/bold]")
+    rule = Rule(f"[bold]{rec.run_id}[/bold]")
+    if full:  # as wide as the console, a rule would be PIPE_WIDTH characters
+        console.print(rule, width=max(PIPE_RULE_WIDTH, len(rec.run_id) + 6))
+    else:
+        console.print(rule)
     console.print(f"[bold]{rec.scenario}[/bold] × [bold]{rec.framework}[/bold]:{rec.variant} → "
                   f"[bold]{rec.outcome}[/bold] · [{style}]{rec.verdict}[/{style}]"
                   + "".join(f"\n  [yellow]✗ {deviation_text(d)}[/yellow]" for d in rec.deviations))
     for sec in run_sections(rec, results.dir):
         if sec.title == "Deviations from the ideal" and not sec.rows:
             continue
-        t = Table(title=sec.title, title_justify="left", show_lines=False, expand=False)
+        if full:
+            console.print()
+        if full and sec.rows:
+            console.print(f"[bold]{sec.title}[/bold]", soft_wrap=True)
+            t = Table(box=None, show_edge=False, pad_edge=False)
+        else:
+            t = Table(title=sec.title, title_justify="left", show_lines=False, expand=False)
         for h in sec.headers:
             t.add_column(h, overflow="fold")
         for row in sec.rows:
@@ -192,5 +209,6 @@ def show_run(dir_or_file: Path | str, run_id: str, *, color: bool = False, width
         else:
             console.print(f"[bold]{sec.title}[/bold]: none")
         if sec.note:
-            console.print(f"  [dim]{sec.note}[/dim]")
-    return console.export_text(styles=color)
+            console.print(f"  [dim]{sec.note}[/dim]", soft_wrap=full)
+    text = console.export_text(styles=color)
+    return "".join(line.rstrip() + "\n" for line in text.splitlines()) if full else text

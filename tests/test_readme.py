@@ -9,6 +9,7 @@ import re
 import sys
 from pathlib import Path
 
+from loopbench.harness.record import column_of
 from loopbench.reports.cells import cells
 from loopbench.reports.load import load_records
 
@@ -16,14 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 PUBLISHED = ROOT / "reports" / "published" / "results.jsonl"
 MARK = {"conforms": "✓", "deviates": "⚠", "unsupported": "⊘", "error": "✖"}
-# README column -> (framework, variant)
-COLUMNS = {
-    "claude": ("claude-agent-sdk", "default"), "claude:can-use-tool": ("claude-agent-sdk", "can-use-tool"),
-    "lg": ("langgraph", "default"), "lg:stategraph": ("langgraph", "stategraph"),
-    "lg:model-call-limit": ("langgraph", "model-call-limit"), "oai": ("openai-agents", "default"),
-    "oai:handled-max-turns": ("openai-agents", "handled-max-turns"), "vercel": ("vercel-ai", "default"),
-    "vercel:tool-loop-agent": ("vercel-ai", "tool-loop-agent"),
-}
+# README column -> (framework, variant): the report's own column names, spelled out
+COLUMNS = {column_of(f, v): (f, v) for f, v in (
+    ("claude-agent-sdk", "default"), ("claude-agent-sdk", "can-use-tool"), ("langgraph", "default"),
+    ("langgraph", "stategraph"), ("langgraph", "model-call-limit"), ("openai-agents", "default"),
+    ("openai-agents", "handled-max-turns"), ("vercel-ai", "default"), ("vercel-ai", "tool-loop-agent"))}
 ROWS = ("runaway_step_limit", "default_limits", "approval_pause", "approval_approved_resume", "resume_twice",
         "denied_action", "denied_action_continue", "model_transient_error", "model_fatal_error")
 
@@ -47,7 +45,7 @@ def excerpt() -> str:
 
 def _readme_rows() -> dict[str, list[str]]:
     lines = README.read_text(encoding="utf-8").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("| scenario | claude |"))
+    start = next(i for i, line in enumerate(lines) if line.startswith("| scenario | claude-agent-sdk |"))
     cols = [c.strip() for c in lines[start].strip("|").split("|")][1:]
     assert cols == list(COLUMNS), cols
     rows = {}
@@ -139,3 +137,15 @@ def _span(values: list[float], digits: int) -> str:
     """A range as the README writes it: `lo–hi`, or one number when both round alike."""
     lo, hi = f"{min(values):.{digits}f}", f"{max(values):.{digits}f}"
     return lo if lo == hi else f"{lo}–{hi}"
+
+
+def test_the_readme_lists_every_outcome_and_verdict():
+    """The README's "Outcomes and verdicts" names every value of the record's vocabulary."""
+    from typing import get_args
+
+    from loopbench.harness.record import Outcome, Verdict
+
+    text = README.read_text(encoding="utf-8")
+    part = text[text.index("## Outcomes and verdicts"):text.index("## The published matrix, condensed")]
+    assert [o for o in get_args(Outcome) if f"`{o}`" not in part] == []
+    assert [v for v in get_args(Verdict) if f"`{v}`" not in part] == []

@@ -9,15 +9,21 @@ Set LOOPBENCH_SCREENSHOT_DIR to keep the screenshots.
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import shutil
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
+from loopbench.harness.record import Outcome, Verdict
 from loopbench.reports.build import build_reports
+from loopbench.reports.cells import cells
 from loopbench.reports.load import load_records
+from tests.edit_results import rewritten
 
 DATA = Path(__file__).parent / "data" / "reports_small"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -113,6 +119,15 @@ def test_report_html_in_a_browser(browser, report: Path, tmp_path: Path) -> None
     assert frameworks <= set(headers), f"framework columns {headers} lack some of {frameworks}"
     assert page.locator("table.matrix td[data-verdict=deviates]").count() > 0
     assert page.locator("table.matrix .unstable").count() == 1
+    # every ⚠ and ⊘ cell says in words, visibly, what deviates; the glossary is on the page
+    whys = page.locator("table.matrix td[data-verdict=deviates], table.matrix td[data-verdict=unsupported]")
+    assert whys.count() == 12
+    assert whys.evaluate_all("els => els.every(e => { const w = e.querySelector('ul.why');"
+                             " return w && w.offsetHeight > 0 && w.innerText.trim().length > 0; })")
+    assert page.locator("table.matrix td[data-verdict=conforms] ul.why").count() == 0
+    assert page.locator("#glossary dl dt").count() >= len(get_args(Outcome)) + len(get_args(Verdict))
+    page.locator('a[href="#glossary"]').first.click()
+    assert page.locator("#glossary").is_visible()
 
     # a matrix cell leads to its run's details, opened
     run_id = "runaway_step_limit-openai-agents-default-r1-254c8f"
@@ -211,3 +226,50 @@ def test_a_report_against_a_baseline_marks_the_changed_cell(browser, tmp_path: P
     _keep(shot)
     assert not problems, problems
     page.close()
+
+
+# ---------------------------------------------------------------- every mark explains itself (no browser needed)
+def test_the_html_glossary_names_every_outcome_and_verdict(report: Path) -> None:
+    from loopbench.reports.notes import UNDESCRIBED
+
+    page = report.read_text()
+    glossary = page.split('<section id="glossary">')[1].split("</section>")[0]
+    assert page.index('id="matrix"') < page.index('id="glossary"')
+    for o in get_args(Outcome):
+        assert f"<dt><code>{o}</code></dt><dd>" in glossary, o
+    for v in get_args(Verdict):
+        assert re.search(rf"<dt>\S+ <code>{v}</code></dt><dd>\w", glossary), v
+    assert UNDESCRIBED not in glossary and "docs/policy.md" in glossary
+    assert 'href="#glossary"' in page.split('<section id="matrix">')[1]
+
+
+def test_every_deviating_html_cell_says_what_deviates_and_marks_its_outcome(tmp_path: Path) -> None:
+    from loopbench.reports.severity import describe
+
+    def edit(r: dict) -> None:  # a ⚠ whose only deviation is its outcome (write_timeout_unknown × langgraph's kind)
+        if r["scenario"] == "approval_pause" and r["framework"] == "langgraph":
+            r.update(outcome="failed", outcome_rule=7, verdict="deviates",
+                     deviations=[{"name": "outcome", "ideal": "awaiting_approval", "observed": "failed"}])
+
+    d = rewritten(DATA, tmp_path / "doctored", edit)
+    build_reports(d, {"html"})
+    page = (d / "report.html").read_text()
+    reps = {(c.scenario, c.column): c.rep for c in cells(load_records(d))}
+    tds = re.findall(r'<td class="v-(\w+)[^"]*" data-verdict="\w+" data-column="([^"]+)".*?</td>', page)
+    found = re.findall(r'(<td class="v-\w+[^"]*" data-verdict="\w+" data-column="[^"]+".*?</td>)', page)
+    assert len(tds) == len(found) == 22
+    for (verdict, column), td in zip(tds, found, strict=True):
+        run = re.search(r'href="#run-([^"]+)"', td).group(1)
+        rec = next(r for r in reps.values() if r.run_id == run)
+        assert rec.verdict == verdict and (rec.framework == column or column.startswith(rec.framework + ":"))
+        crossed = re.search(r'</a> <span class="bad" title="ideal [^"]+">✗</span></span>', td) is not None
+        assert crossed == any(x.name == "outcome" for x in rec.deviations), (rec.run_id, td)
+        if verdict in ("deviates", "unsupported"):
+            why = re.search(r"<ul class=why>(.*?)</ul>", td)
+            assert why, f"{rec.run_id}: a {verdict} cell gives no reason"
+            for dev in rec.deviations:
+                assert html.escape(describe(rec, dev).words) in why.group(1), (rec.run_id, dev)
+        else:
+            assert "class=why" not in td
+    failed = next(td for td in found if "approval_pause-langgraph" in td)
+    assert "did not pause for approval (ended failed)" in failed

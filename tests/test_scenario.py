@@ -59,20 +59,20 @@ def test_bad_approval_value_names_file_field_and_choices(suite_copy: Path):
     data = good()
     data["tools"]["get_ticket"] = {"approval": "maybe"}
     path = write(suite_copy, "support_draft_completes", data)
-    assert problems_of(path) == ["tools.get_ticket.approval: must be one of none|required|deny"]
+    assert problems_of(path) == ["tools.get_ticket.approval: must be one of none|required|deny, got 'maybe'"]
 
 
 def test_unknown_key_is_an_error(suite_copy: Path):
     data = good()
     data["limitz"] = {"max_model_calls": 3}
-    assert problems_of(write(suite_copy, "support_draft_completes", data)) == ["limitz: unknown key"]
+    assert problems_of(write(suite_copy, "support_draft_completes", data)) == ["limitz: unknown key (did you mean 'limits'?)"]
 
 
 def test_undeclared_tool_in_a_turn(suite_copy: Path):
     data = good()
     data["script"][0]["calls"][0]["tool"] = "send_fax"
     assert problems_of(write(suite_copy, "support_draft_completes", data)) == [
-        "script.0.calls.0.tool: tool 'send_fax' is not declared in tools"
+        "script[read_ticket].calls.0.tool: tool 'send_fax' is not declared in tools"
     ]
 
 
@@ -80,7 +80,7 @@ def test_duplicate_call_ids(suite_copy: Path):
     data = good()
     data["script"][1]["calls"][0]["id"] = "ticket_1"
     msgs = problems_of(write(suite_copy, "support_draft_completes", data))
-    assert any(m.startswith("script.1.calls.0.id: duplicate call id 'ticket_1'") for m in msgs)
+    assert any(m.startswith("script[find_policy].calls.0.id: duplicate call id 'ticket_1'") for m in msgs)
 
 
 def test_decision_for_unknown_call_id(suite_copy: Path):
@@ -152,14 +152,14 @@ def test_repeating_turn_ids_need_n(suite_copy: Path):
     data = good()
     data["script"][0]["repeat"] = "forever"
     msgs = problems_of(write(suite_copy, "support_draft_completes", data))
-    assert msgs == ["script.0: every call id of a repeating turn must contain {n}"]
+    assert msgs == ["script[read_ticket]: every call id of a repeating turn must contain {n}"]
 
 
 def test_after_must_name_a_scripted_call(suite_copy: Path):
     data = good()
     data["script"][2]["after"]["call"] = "ghost"
     assert problems_of(write(suite_copy, "support_draft_completes", data)) == [
-        "script.2.after.call: no scripted call has id 'ghost'"
+        "script[draft].after.call: no scripted call has id 'ghost'"
     ]
 
 
@@ -184,8 +184,8 @@ def _with(edit) -> dict:
 @pytest.mark.parametrize("edit, field, reason", [
     (lambda d: d.setdefault("limits", {}).update(deadline_s=float("inf")), "limits.deadline_s", "less than or equal"),
     (lambda d: d.setdefault("limits", {}).update(deadline_s=1e300), "limits.deadline_s", "less than or equal"),
-    (lambda d: d["script"][0].update(delay_s=1e300), "script.0.delay_s", "less than or equal"),
-    (lambda d: d["script"][0].update(repeat=0), "script.0.repeat", "greater than or equal"),
+    (lambda d: d["script"][0].update(delay_s=1e300), "script[read_ticket].delay_s", "less than or equal"),
+    (lambda d: d["script"][0].update(repeat=0), "script[read_ticket].repeat", "greater than or equal"),
     (lambda d: d.update(safety_cap=10**9), "safety_cap", "less than or equal"),
     (lambda d: d.update(tools={**d["tools"], "get_ticket": {"behavior": [{"result": "x", "size_bytes": 10**13}]}}),
      "tools.get_ticket.behavior.0.size_bytes", "less than or equal"),
@@ -267,6 +267,6 @@ def test_schema_and_reference_problems_are_reported_in_one_pass(suite_copy):
     data["expect"].setdefault("counters", {})["tool_runs"] = 1
     found = problems_of(write(suite_copy, "support_draft_completes", data))
     for expected in ("category: must be one of", "claims.0: unknown claim id 'C99'",
-                     "script.1.after.call: no scripted call has id 'ghost_1'",
+                     "script[find_policy].after.call: no scripted call has id 'ghost_1'",
                      "expect.counters.tool_runs: not a RunRecord counter name"):
         assert any(p.startswith(expected) for p in found), (expected, found)

@@ -16,6 +16,7 @@ from loopbench.cli import app
 from loopbench.harness.record import Deviation, RunRecord
 from loopbench.reports.baseline import compare_with
 from loopbench.reports.build import build_reports, report_data, summary
+from loopbench.reports.cells import cells
 from loopbench.reports.load import load_records, load_results
 from loopbench.reports.scorecard import scorecard, scorecard_frame
 from loopbench.reports.severity import POLICY_END, POLICY_START, describe, severity_table_markdown, worst
@@ -75,7 +76,9 @@ def test_the_scorecard_rolls_up_each_category(records):
     limits = card[("openai-agents", "limits")]
     # cost_budget, deadline_slow_model, resume_keeps_allowance, runaway_step_limit
     assert (limits.cells, limits.conforms, limits.unsupported, limits.errors) == (4, 1, 2, 0)
-    assert limits.worst.severity == "high" and limits.worst_scenario == "cost_budget"
+    # the worst deviation is a ⚠ cell's: cost_budget's high one is on an unsupported (⊘) cell
+    assert limits.worst.severity == "medium" and limits.worst_scenario == "runaway_step_limit"
+    assert limits.worst.words == "ran 8 tool calls (ideal 7)"
     assert card[("openai-agents", "baseline")].text() == "2/2 conform"
     frame = scorecard_frame(records).set_index("framework variant")
     assert list(frame.columns) == ["finishing", "limits", "approval", "model failure", "context"]
@@ -88,6 +91,35 @@ def test_a_loopbench_error_is_not_counted_against_the_framework(records):
     limits = scorecard(broken)[("openai-agents", "limits")]
     assert (limits.cells, limits.errors, limits.judged, limits.conforms) == (4, 1, 3, 1)
     assert "1 error" in limits.text() and limits.worst_scenario != "cost_budget"
+
+
+def test_the_worst_line_names_only_deviating_cells(records, tmp_path):
+    """The most severe deviation of a category on an unsupported (⊘) cell is never its worst line: the worst comes
+    from the ⚠ cells, and a category with only ⊘ cells among the rest has none."""
+    by_cell = {(c.column, c.scenario): c.rep for c in cells(records)}
+    card = scorecard(records)
+    for (column, _), score in card.items():
+        if score.worst_scenario is not None:
+            assert by_cell[(column, score.worst_scenario)].verdict == "deviates", (column, score.worst_scenario)
+    # a case where the most severe deviation is on an unsupported cell, and a category with no ⚠ cell
+    sev = {(r.scenario, r.framework): worst(r) for r in records if r.deviations}
+    assert sev[("cost_budget", "langgraph")].rank > sev[("runaway_step_limit", "langgraph")].rank
+    only_unsupported = [r for r in records if r.scenario in ("cost_budget", "deadline_slow_model",
+                                                              "resume_keeps_allowance")]
+    limits = scorecard(only_unsupported)[("langgraph", "limits")]
+    assert (limits.unsupported, limits.worst, limits.worst_scenario) == (2, None, None)
+    assert limits.text() == "1/3 conform · 2 unsupported"
+    # in the reports: the scorecard's limits cells name runaway_step_limit, never cost_budget
+    d = tmp_path / "r"
+    shutil.copytree(DATA, d)
+    build_reports(d, {"md", "html"})
+    md = (d / "report.md").read_text()
+    scorecard_md = md.split("## Scorecard")[1].split("\n## ")[0]
+    assert "— runaway_step_limit" in scorecard_md
+    assert "cost_budget" not in scorecard_md and "deadline_slow_model" not in scorecard_md
+    page = (d / "report.html").read_text()
+    card_html = page.split('<table class="scorecard">')[1].split("</table>")[0]
+    assert ">runaway_step_limit</a>" in card_html and "cost_budget" not in card_html
 
 
 def test_docs_policy_holds_the_severity_table_exactly():

@@ -46,7 +46,7 @@ def test_turns_that_follow_the_same_call_must_ask_the_same_tool_choice():
               {"id": "ok", "after": {"call": "t_1", "result": "receipt"}, "tool_choice": "none", "text": "x"},
               {"id": "bad", "after": {"call": "t_1", "result": "error"}, "text": "y"}]
     (found,) = [p for p in _problems(script) if "tool_choice" in p]
-    assert found.startswith("script.2.tool_choice") and "cannot know which answers" in found
+    assert found.startswith("script[bad].tool_choice") and "cannot know which answers" in found
 
 
 def test_the_rule_for_a_call_follows_the_conversation(make_scenario):

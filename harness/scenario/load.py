@@ -18,9 +18,23 @@ from pydantic import (
     ValidationError,
 )
 
-from loopbench.harness.errors import BadInput, InputProblem, validation_problems
+from loopbench.harness.errors import (
+    BadInput,
+    InputProblem,
+    did_you_mean,
+    unknown_keys,
+    validation_problems,
+)
 from loopbench.harness.record import PER_TOOL_COUNTERS, SCALAR_COUNTERS
-from loopbench.harness.scenario.model import MAX_TOOL_NAME, TOOL_NAME_PATTERN, Scenario
+from loopbench.harness.scenario.model import (
+    ID_PATTERN,
+    MAX_TOOL_NAME,
+    TOOL_NAME_PATTERN,
+    Limits,
+    ModelSpec,
+    Scenario,
+    ToolSpec,
+)
 from loopbench.harness.scenario.yaml_input import InputError, read_yaml
 
 # package data, found the same way in a checkout (editable install) and in an installed wheel
@@ -31,6 +45,8 @@ SUITE_DEFAULTS_FILE = "_suite.yaml"
 # what `_suite.yaml` may set for its directory; `extends: builtin` lays it over the built-in suite's defaults
 # and tool catalogue (the user's entries win), so a user's scenarios can use get_ticket & co. by name
 SUITE_DEFAULT_KEYS = ("extends", "model", "limits", "safety_cap", "tools")
+# the schema of each mapping a `_suite.yaml` sets, whose keys are checked there (not in every scenario using it)
+SUITE_SCHEMAS: dict[str, Any] = {"model": ModelSpec, "limits": Limits, "tools": dict[str, ToolSpec]}
 
 
 def _merge_defaults(raw: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
@@ -73,11 +89,47 @@ def _sequence(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
-def _cross_checks(raw: dict[str, Any], claim_ids: set[str] | None) -> list[tuple[str, str]]:
+def _described(spec: Any) -> bool:
+    """A tool entry that is more than a name: its declaration, or one the schema refuses on its own."""
+    return not isinstance(spec, dict) or "description" in spec
+
+
+def _undeclared_tool(name: str, tools: dict[str, Any], catalogue: dict[str, Any]) -> str:
+    """Why a tool a file names is not one it may use, with the name it most likely means."""
+    reason = f"tool {name!r} is not declared in tools"
+    if hint := did_you_mean(name, [n for n, spec in tools.items() if _described(spec)]):
+        return f"{reason}: {hint}"
+    if name in catalogue:
+        return f"{reason}: the catalogue has it; add `{name}: {{}}` to tools"
+    if hint := did_you_mean(name, catalogue):
+        return f"{reason}: {hint} (a catalogue tool: add it to tools)"
+    return reason
+
+
+def _turn_paths(raw: Any) -> dict[int, str]:
+    """Turn index -> `script[<turn id>]`, for each turn whose id names it alone (the format of
+    harness/run/ideal.py's problems); a turn without a valid, unique id keeps `script.<index>`."""
+    turns = [t.get("id") if isinstance(t, dict) else None for t in _sequence(_mapping(raw).get("script"))]
+    return {i: f"script[{tid}]" for i, tid in enumerate(turns)
+            if isinstance(tid, str) and re.fullmatch(ID_PATTERN, tid) and turns.count(tid) == 1}
+
+
+def _by_turn_id(field: str, paths: dict[int, str]) -> str:
+    found = re.match(r"script\.(\d+)(?=\.|$)", field)
+    if found and int(found[1]) in paths:
+        return paths[int(found[1])] + field[found.end():]
+    return field
+
+
+def _cross_checks(raw: dict[str, Any], claim_ids: set[str] | None,
+                  catalogue: dict[str, Any] | None = None) -> list[tuple[str, str]]:
     """Problems pydantic cannot see: references between parts of the file. Read from the raw (merged) data, so
-    they are reported in the same pass as the schema's problems, even when those make the file invalid."""
+    they are reported in the same pass as the schema's problems, even when those make the file invalid. A
+    file whose `tools` is no mapping has that one problem, not one more for each tool it names."""
     out: list[tuple[str, str]] = []
+    catalogue = catalogue or {}
     tools = _mapping(raw.get("tools"))
+    check_tools = isinstance(raw.get("tools"), dict)
     script = [_mapping(t) for t in _sequence(raw.get("script"))]
     seen_calls: dict[str, str] = {}
     turn_ids: set[str] = set()
@@ -87,8 +139,8 @@ def _cross_checks(raw: dict[str, Any], claim_ids: set[str] | None) -> list[tuple
         turn_ids.add(turn.get("id"))  # type: ignore[arg-type]
         for j, call in enumerate(_mapping(c) for c in _sequence(turn.get("calls"))):
             where = f"script.{i}.calls.{j}"
-            if isinstance(call.get("tool"), str) and call["tool"] not in tools:
-                out.append((f"{where}.tool", f"tool {call['tool']!r} is not declared in tools"))
+            if check_tools and isinstance(call.get("tool"), str) and call["tool"] not in tools:
+                out.append((f"{where}.tool", _undeclared_tool(call["tool"], tools, catalogue)))
             if not isinstance(call.get("id"), str):
                 continue
             if call["id"] in seen_calls:
@@ -112,15 +164,15 @@ def _cross_checks(raw: dict[str, Any], claim_ids: set[str] | None) -> list[tuple
     completion = _mapping(raw.get("completion"))
     for part in ("receipts", "effects"):
         for i, ev in enumerate(_mapping(e) for e in _sequence(completion.get(part))):
-            if isinstance(ev.get("tool"), str) and ev["tool"] not in tools:
-                out.append((f"completion.{part}.{i}.tool", f"tool {ev['tool']!r} is not declared in tools"))
+            if check_tools and isinstance(ev.get("tool"), str) and ev["tool"] not in tools:
+                out.append((f"completion.{part}.{i}.tool", _undeclared_tool(ev["tool"], tools, catalogue)))
     for name in _mapping(_mapping(raw.get("expect")).get("counters")):
         base, _, tool = str(name).partition(".")
         if tool:
             if base not in PER_TOOL_COUNTERS:
                 out.append((f"expect.counters.{name}", f"{base!r} is not a per-tool counter"))
-            elif tool not in tools:
-                out.append((f"expect.counters.{name}", f"tool {tool!r} is not declared in tools"))
+            elif check_tools and tool not in tools:
+                out.append((f"expect.counters.{name}", _undeclared_tool(tool, tools, catalogue)))
         elif name not in SCALAR_COUNTERS:
             out.append((f"expect.counters.{name}", "not a RunRecord counter name"))
     for name, spec in tools.items():
@@ -178,20 +230,37 @@ def _tool_choice_conflicts(sc: Scenario) -> list[tuple[str, str]]:
     return out
 
 
-def _uncatalogued_tools(merged: dict[str, Any], source: str) -> dict[str, InputProblem]:
-    """Tools named with no description anywhere: one problem each, saying where tools are looked up."""
+def _uncatalogued_tools(merged: dict[str, Any], source: str,
+                        catalogue: dict[str, Any] | None = None) -> dict[str, InputProblem]:
+    """Tools named with no description anywhere: one problem each, saying where tools are looked up and the
+    catalogue name it most likely means. `catalogue`: the tools of the file's `_suite.yaml` (with the built-in
+    ones when it extends them): `extends: builtin` is advised only where it would add something."""
     tools = merged.get("tools")
     if not isinstance(tools, dict):
         return {}
-    missing = [n for n, spec in tools.items() if isinstance(spec, dict) and "description" not in spec]
+    missing = [n for n, spec in tools.items() if not _described(spec)]
     if not missing:
         return {}
+    catalogue = catalogue or {}
     suite = Path(source).resolve().parent / SUITE_DEFAULTS_FILE
     where = (f"{suite} (it does not declare it)" if suite.exists() else f"{suite} (there is none)")
-    builtin = ", ".join(sorted(load_defaults(SCENARIO_DIR)[0].get("tools", {})))
-    hint = (f"not declared: tools are looked up in this file and in {where}; `extends: builtin` in that "
-            f"_suite.yaml adds the built-in catalogue ({builtin})")
-    return {n: InputProblem(source, f"tools.{n}", hint) for n in missing}
+    builtin = load_defaults(SCENARIO_DIR)[0].get("tools", {})
+    extends = f"`extends: builtin` in that _suite.yaml adds the built-in catalogue ({', '.join(sorted(builtin))})"
+    out = {}
+    for name in missing:
+        hint = f"not declared: tools are looked up in this file and in {where}"
+        if name in catalogue:  # the suite's own entry for it, which lacks a description
+            hint = f"not declared: {suite} names it with no description"
+        elif close := did_you_mean(name, catalogue):
+            hint += f"; {close}"
+        elif set(builtin) <= set(catalogue):  # the built-in catalogue is there already: it does not have it
+            hint += f"; its catalogue has {', '.join(sorted(catalogue))}"
+        elif name not in builtin and (close := did_you_mean(name, builtin)):
+            hint += f"; {close} {extends}"
+        else:
+            hint += f"; {extends}"
+        out[name] = InputProblem(source, f"tools.{name}", hint)
+    return out
 
 
 def parse_scenario(
@@ -200,25 +269,32 @@ def parse_scenario(
     if not isinstance(raw, dict):
         return None, [InputProblem(source, "", "a scenario file must be a YAML mapping")]
     merged = _merge_defaults(raw, defaults or {})
-    references = [InputProblem(source, f, r) for f, r in _cross_checks(merged, claim_ids)]
+    catalogue = _mapping((defaults or {}).get("tools"))
+    references = [InputProblem(source, f, r) for f, r in _cross_checks(merged, claim_ids, catalogue)]
     try:
         sc = Scenario.model_validate({**merged, "source": source})
     except ValidationError as exc:
-        problems = validation_problems(exc, source)
+        problems = validation_problems(exc, source, model=Scenario)
         known = {(p.field, p.reason) for p in problems}
         problems += [p for p in references if (p.field, p.reason) not in known]
-        uncatalogued = _uncatalogued_tools(merged, source)
+        uncatalogued = _uncatalogued_tools(merged, source, catalogue)
         # a tool with no declaration lacks each of its keys: one problem that says why, not one per key
         def hidden(p: InputProblem) -> bool:
             return p.reason == "required key is missing" and p.field.rpartition(".")[0] in {
                 f"tools.{n}" for n in uncatalogued}
 
-        return None, [p for p in problems if not hidden(p)] + list(uncatalogued.values())
+        return None, _keyed([p for p in problems if not hidden(p)] + list(uncatalogued.values()), merged)
     problems = references + [InputProblem(source, f, r) for f, r in _reachability(sc) + _tool_choice_conflicts(sc)]
     stem = Path(source).stem
     if stem != sc.id:
         problems.append(InputProblem(source, "id", f"must match the file name ({stem!r})"))
-    return (None if problems else sc), problems
+    return (None if problems else sc), _keyed(problems, merged)
+
+
+def _keyed(problems: list[InputProblem], raw: dict[str, Any]) -> list[InputProblem]:
+    """The problems with a path into `script` naming the turn by its id (`script[read_ticket].calls.0.tool`)."""
+    paths = _turn_paths(raw)
+    return [InputProblem(p.file, _by_turn_id(p.field, paths), p.reason) for p in problems]
 
 
 def load_defaults(directory: Path) -> tuple[dict[str, Any], list[InputProblem]]:
@@ -232,16 +308,25 @@ def load_defaults(directory: Path) -> tuple[dict[str, Any], list[InputProblem]]:
     if not isinstance(data, dict):
         problems.append(InputProblem(str(path), "", "must be a YAML mapping"))
         return {}, problems
+    # an unknown key, at any depth, is reported here once (and dropped), not in every scenario of the directory
     for key in sorted(set(data) - set(SUITE_DEFAULT_KEYS), key=str):
         known = ", ".join(SUITE_DEFAULT_KEYS)
-        problems.append(InputProblem(str(path), str(key), f"unknown key (a suite file has {known})"))
+        hint = did_you_mean(key, SUITE_DEFAULT_KEYS)
+        problems.append(InputProblem(str(path), str(key), f"unknown key ({hint + ' ' if hint else ''}a suite file "
+                                                          f"has {known})"))
+        del data[key]
+    fatal = False
     for key in ("model", "limits", "tools"):
         if key in data and not isinstance(data[key], dict):
             problems.append(InputProblem(str(path), key, "must be a mapping"))
+            fatal = True
+        elif key in data:
+            problems += [InputProblem(str(path), f, r) for f, r in unknown_keys(SUITE_SCHEMAS[key], data[key], key)]
     extends = data.pop("extends", None)
     if extends not in (None, "builtin"):
         problems.append(InputProblem(str(path), "extends", "must be builtin (the only suite there is to build on)"))
-    if problems:
+        fatal = True
+    if fatal:
         return {}, problems
     if extends == "builtin" and directory.resolve() != SCENARIO_DIR.resolve():
         data = _layered(load_defaults(SCENARIO_DIR)[0], data)

@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from loopbench.harness.errors import shown
 from loopbench.harness.record import Category, Outcome
 
 ResultCondition = Literal["any", "receipt", "error", "none", "no_receipt"]
@@ -247,7 +248,7 @@ class Bound(Strict):
 
 def _exact_value(v: Any) -> int | float:
     if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
-        raise ValueError("must be a number >= 0 or a bound ({min, max} or {approx, tol})")
+        raise ValueError(f"must be a number >= 0 or a bound ({{min, max}} or {{approx, tol}}), got {shown(v)}")
     return v
 
 

@@ -7,7 +7,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from loopbench.commands import exit_policy
-from loopbench.commands.common import err, out, results_or_latest, warnings_printed, write_reports
+from loopbench.commands.common import err, out, results_or_latest, say_open, warnings_printed, write_reports
 
 
 class DiffFailOn(StrEnum):
@@ -27,15 +27,17 @@ class DiffFormat(StrEnum):
 
 def report(results: Path | None, formats: str, baseline: Path | None) -> None:
     """The comparison reports of `results`, marked against `baseline` when one is given."""
-    write_reports(results_or_latest(results), formats, baseline)
+    say_open(write_reports(results_or_latest(results), formats, baseline))
 
 
 def show(run_id: str, results: Path | None) -> None:
-    """One run's record, trace and request log, readably."""
+    """One run's record, trace and request log, readably: at the terminal's width in a terminal, each table at its
+    full width when piped (no id or header cut or folded)."""
     from loopbench.reports.show import show_run
 
+    terminal = out.is_terminal
     with warnings_printed():
-        print(show_run(results_or_latest(results), run_id, color=out.is_terminal, width=out.width))
+        print(show_run(results_or_latest(results), run_id, color=terminal, width=out.width if terminal else None))
 
 
 def diff(base: Path, new: Path | None, *, html_file: Path | None, junit: Path | None, output: DiffFormat,

@@ -8,11 +8,15 @@ import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loopbench.commands import exit_policy
-from loopbench.commands.common import err, load_suite, out, select, write_reports
+from loopbench.commands.common import err, load_suite, out, say_open, select, write_reports
 from loopbench.commands.exit_policy import RunFailOn
 from loopbench.harness.errors import BadInput, InputProblem
+
+if TYPE_CHECKING:
+    from loopbench.harness.run.runner import SuiteSummary
 
 
 def run(*, framework: list[str] | None, scenario: list[str] | None, scenarios_from: list[Path] | None, quick: bool,
@@ -24,8 +28,11 @@ def run(*, framework: list[str] | None, scenario: list[str] | None, scenarios_fr
     from loopbench.harness.results.history import latest_results, new_results_dir, refuse_existing
 
     on_first_record = None
+    chosen_frameworks = list(framework or [])
     scenarios = select(load_suite(scenarios_from), scenario or [])
+    slow = 0
     if quick:
+        slow = sum("slow" in s.tags for s in scenarios)
         scenarios = [s for s in scenarios if "slow" not in s.tags]
     if loop_cmd is not None:
         register_loop(loop_cmd, loop_name)
@@ -42,7 +49,15 @@ def run(*, framework: list[str] | None, scenario: list[str] | None, scenarios_fr
         refuse_existing(out_dir, force=force, resume=resume_partial)
     info = {f.id: f for f in describe_frameworks()}
     runnable = [(f, v) for f, v in selection if info[f].unavailable is None]
-    for f in sorted({f for f, _ in selection if info[f].unavailable is not None}):
+    unavailable = sorted({f for f, _ in selection if info[f].unavailable is not None})
+    if runnable:  # the first line: what runs, and why these
+        why = selection_why(scenarios_from, scenario or [], slow, chosen_frameworks, loop_cmd, loop_name,
+                            unavailable)
+        out.print(f"{count(len(scenarios), 'scenario')} × {count(len(runnable), 'framework variant')}"
+                  + (f" × {repeat} repetitions" if repeat > 1 else "")
+                  + f" = {count(len(scenarios) * len(runnable) * repeat, 'run')} ({why})",
+                  markup=False, highlight=False, soft_wrap=True)
+    for f in unavailable:
         err.print(f"[yellow]skipping {f}[/yellow]: {info[f].unavailable}")
     if not runnable:
         out.print("no adapter is available yet: nothing to run")
@@ -61,16 +76,25 @@ def run(*, framework: list[str] | None, scenario: list[str] | None, scenarios_fr
     for warning in summary.warnings:
         err.print(f"[yellow]warning[/yellow] {warning}")
     out.print(f"{summary.records} run(s) recorded in {summary.results_file}"
-              + (f" ({summary.skipped} already there)" if summary.skipped else ""))
+              + (f" ({summary.skipped} already there)" if summary.skipped else ""), markup=False, soft_wrap=True)
     if summary.unwritable:
         err.print(f"[red]error[/red] {summary.unwritable}. The {summary.records} run(s) recorded before it are "
                   f"complete; make room, then `loopbench run --out {out_dir} --continue` runs the rest (no reports "
                   "were written)", highlight=False, soft_wrap=True)
         return exit_policy.UNWRITABLE
     recorded = bool(summary.results_file and summary.results_file.exists() and summary.results_file.stat().st_size)
+    written: list[Path] = []
     if recorded:
         out.print("writing the reports (report.md, report.html, matrix.csv, summary.json, pictures)")
-        write_reports(out_dir, "md,html,csv,json")
+        written = write_reports(out_dir, "md,html,csv,json")
+    code = _exit_code(summary, out_dir, fail_on=fail_on, junit=junit, recorded=recorded)
+    say_open(written)  # the last line, whatever the exit code: the file to open
+    return code
+
+
+def _exit_code(summary: SuiteSummary, out_dir: Path, *, fail_on: list[RunFailOn] | None, junit: Path | None,
+               recorded: bool) -> int:
+    """The run's exit code once the reports are written (exit_policy), with the JUnit XML when asked."""
     if summary.interrupted:
         err.print(f"interrupted ({summary.interrupted}): finished runs are kept; `--continue` runs the rest")
         return exit_policy.interrupted(summary.interrupted)
@@ -83,11 +107,40 @@ def run(*, framework: list[str] | None, scenario: list[str] | None, scenarios_fr
     records = load_records(out_dir)
     if junit is not None:
         write(run_junit(records, kinds), junit)
-        out.print(f"JUnit XML: {junit}")
+        out.print(f"JUnit XML: {junit}", markup=False, soft_wrap=True)
     failed = [r for r in records if failing(r, kinds)]
     if failed and "deviation" in kinds:
         err.print(f"{len(failed)} run(s) fail --fail-on {','.join(kinds)}", highlight=False)
     return exit_policy.exit_code(bool(failed))
+
+
+def count(n: int, thing: str) -> str:
+    """`1 scenario`, `27 scenarios`."""
+    return f"{n} {thing}{'' if n == 1 else 's'}"
+
+
+def selection_why(scenarios_from: list[Path] | None, globs: list[str], slow: int, frameworks: list[str],
+                  loop_cmd: str | None, loop_name: str, unavailable: list[str]) -> str:
+    """Why these scenarios and variants run, for the run's first line: `the built-in suite, every available
+    framework variant; 2 frameworks unavailable: ...` or `selected with -s ... from the built-in suite, selected
+    with -f ...`."""
+    which = (f"the scenarios in {' '.join(shlex.quote(str(p)) for p in scenarios_from)}" if scenarios_from
+             else "the built-in suite")
+    if globs:
+        which = f"selected with {' '.join(f'-s {shlex.quote(g)}' for g in globs)} from {which}"
+    if slow:
+        which += f" without the {count(slow, 'scenario')} tagged slow (--quick)"
+    own = [f for f in frameworks if f.partition(":")[0] != loop_name] if loop_cmd is not None else frameworks
+    if own:
+        variants = f"selected with {' '.join(f'-f {shlex.quote(f)}' for f in own)}"
+    elif loop_cmd is None:
+        variants = "every available framework variant"
+    else:
+        variants = ""
+    if loop_cmd is not None:
+        variants += f"{' and ' if variants else ''}your loop (--loop-cmd) as {loop_name}"
+    gone = f"; {count(len(unavailable), 'framework')} unavailable: {', '.join(unavailable)}" if unavailable else ""
+    return f"{which}, {variants}{gone}"
 
 
 def register_loop(command: str, name: str) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from loopbench.commands.common import err, load_suite, out
+from loopbench.commands.common import err, load_suite, out, print_tables
 
 
 class SchemaKind(StrEnum):
@@ -22,8 +22,8 @@ class SchemaKind(StrEnum):
 
 
 def list_(as_json: bool, scenarios_from: list[Path] | None) -> None:
-    """The scenarios, the claims they check and the frameworks (variants, versions, capabilities): as tables, or
-    as one JSON document."""
+    """The scenarios, the claims they check and the frameworks (variants, versions, capabilities): as tables (piped,
+    plain and at full width: every id whole), or as one JSON document."""
     from loopbench.harness.adapter import REFUSED, describe_frameworks
 
     for refused in REFUSED:
@@ -50,27 +50,25 @@ def list_(as_json: bool, scenarios_from: list[Path] | None) -> None:
         table.add_column(col)
     for s in scenarios:
         table.add_row(s.id, s.category, " ".join(s.claims), s.title)
-    out.print(table)
     ftable = Table(title="frameworks")
     for col in ("id", "variants", "version", "status"):
         ftable.add_column(col)
     for f in frameworks:
         ftable.add_row(f.id, ", ".join(f.variants), f.version or "-", f.unavailable or "available")
-    out.print(ftable)
     vtable = Table(title="variants (what each idiom is, as its adapter declares it)")
     for col in ("framework:variant", "what it is"):
         vtable.add_column(col)
     for f in frameworks:
         for variant, about in f.variants.items():
             vtable.add_row(f"{f.id}:{variant}", about)
-    out.print(vtable)
+    tables = [table, ftable, vtable]
     if claims:
         cltable = Table(title="documented claims the scenarios check (reports/claims.yaml)")
         for col in ("id", "framework", "claim"):
             cltable.add_column(col)
         for c in claims:
             cltable.add_row(c.id, c.framework, c.text)
-        out.print(cltable)
+        tables.append(cltable)
     ctable = Table(title="capabilities (declared by each adapter)")
     for col in ("id", "native limits", "step unit", "pause", "deny"):
         ctable.add_column(col)
@@ -78,7 +76,8 @@ def list_(as_json: bool, scenarios_from: list[Path] | None) -> None:
         if (caps := f.capabilities) is not None:
             pause = f"{caps.pause}, {'survives' if caps.pause_survives_restart else 'does not survive'} a restart"
             ctable.add_row(f.id, ", ".join(sorted(caps.native_limits)) or "none", caps.step_unit, pause, caps.deny)
-    out.print(ctable)
+    tables.append(ctable)
+    print_tables(*tables)
 
 
 def validate(files: list[Path] | None, scenarios_from: list[Path] | None) -> None:
