@@ -116,8 +116,10 @@ def report_data(results: Results, claims_file: Path | None = None, baseline: Res
 
 
 def cell_reasons(records: list[RunRecord]) -> dict[CellKey, list[str]]:
-    """What each deviating or unsupported cell deviates in, in words (`severity.reasons` of its representative)."""
-    return {c.key: reasons_of(c.rep) for c in cells(records) if c.rep.verdict in ("deviates", "unsupported")}
+    """What each deviating or unsupported cell deviates in, in words, and why an error cell is one
+    (`severity.reasons` of its representative)."""
+    return {c.key: reasons_of(c.rep) for c in cells(records)
+            if c.rep.verdict in ("deviates", "unsupported", "error")}
 
 
 def abouts(data: ReportData) -> dict[str, str]:

@@ -211,7 +211,7 @@ def _matrix_html(data: ReportData) -> str:
                 bad = f' <span class="bad" title="ideal {esc(ideal)}">✗</span>' if ideal is not None else ""
                 # what a deviating or unsupported cell deviates in, in words, in the cell itself
                 why = "".join(f"<li>{esc(x)}</li>" for x in reasons(cell.rep, raw=False)) if v in (
-                    "deviates", "unsupported") else ""
+                    "deviates", "unsupported", "error") else ""
                 tds.append(
                     f'<td class="{klass}" data-verdict="{esc(v)}" data-column="{esc(col)}" '
                     f'data-rank="{_rank(cell.rep)}" title="{esc(tip)}"><span class="badge">'

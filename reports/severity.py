@@ -144,9 +144,11 @@ def worst(rec: RunRecord) -> Described | None:
 def reasons(rec: RunRecord, raw: bool = True) -> list[str]:
     """What a run deviates in, in words, one entry per deviation in the record's order (with `raw`, each followed
     by the deviation itself: `words — name: ideal→observed`); an unsupported run first names the control its
-    framework has none of. What a ⚠ or ⊘ cell of the report says (in the cell, or in a numbered note under its
-    table)."""
+    framework has none of; an error run (✖: loopbench's or the scenario's failure) gives its reason. What a ⚠, ⊘
+    or ✖ cell of the report says (in the cell, or in a numbered note under its table)."""
     out = []
+    if rec.verdict == "error":  # loopbench's failure or the scenario's (script_error): its reason, not a finding
+        return [f"{rec.outcome}: {rec.error_reason or 'no reason recorded'}"]
     if rec.verdict == "unsupported" and rec.unsupported:
         out.append(f"no native control for {', '.join(rec.unsupported)}")
     for d in rec.deviations:

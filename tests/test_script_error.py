@@ -66,3 +66,23 @@ def test_validate_and_run_refuse_the_script_bug_before_anything_runs(tmp_path):
     ran = runner.invoke(app, ["run", "--scenarios", str(BUG_DIR), "-f", "openai-agents:default",
                               "--out", str(tmp_path / "out")])
     assert ran.exit_code == 2 and not (tmp_path / "out" / "results.jsonl").exists()
+
+
+def test_the_scenarios_fault_is_said_in_the_progress_line_the_report_and_junit(tmp_path, capsys):
+    from loopbench.reports.build import build_reports
+    from loopbench.reports.junit import run_junit
+
+    plan = RunPlan(scenarios=[_bug("ticket_answer_bug")], variants=[("openai-agents", "default")], jobs=1,
+                   out_dir=tmp_path, show_progress=True, terminal=False)
+    run_suite(plan)
+    line = next(x for x in capsys.readouterr().out.splitlines() if "ticket_answer_bug × openai-agents" in x)
+    assert "→ script_error (the scenario's script:" in line and "after turn 'read'" in line
+    build_reports(tmp_path, {"md", "html"})
+    md = (tmp_path / "report.md").read_text()
+    cell = next(x for x in md.splitlines() if "(`ticket_answer_bug`)" in x and x.startswith("|"))
+    note = cell.split("[")[-1].split("]")[0]
+    assert "✖ script_error" in cell and f"- [{note}] script_error: the scenario's script:" in md
+    assert "script_error: the scenario&#x27;s script:" in (tmp_path / "report.html").read_text() or \
+        "script_error: the scenario's script:" in (tmp_path / "report.html").read_text()
+    xml = run_junit(load_records(tmp_path), ["error"]).tostring().decode()
+    assert 'type="script_error"' in xml and "after turn" in xml

@@ -141,6 +141,8 @@ class PlainProgress(_Counts):
             took = record.counters.elapsed_s
             self._line(f"[{self.done:>{width}}/{self.total}] {MARK.get(record.verdict, '?')} {record.verdict:<11} "
                        f"{record.scenario} × {column_of(record.framework, record.variant)} → {record.outcome}"
+                       # an error run says why (loopbench's failure, or the scenario's: script_error)
+                       + (f" ({record.error_reason})" if record.verdict == "error" and record.error_reason else "")
                        + (f" ({took:.2f} s)" if took is not None else "")
                        + f" · {self.in_flight} in flight · ETA {self.eta()}")
 
