@@ -58,7 +58,7 @@ The segment's `mechanisms` names the native mechanism used for each intent the s
 
 Retries are the CLI's own (default 10, `CLAUDE_CODE_MAX_RETRIES` unset), measured with probes/claude/fair.py:
 a 500 with no retry header is retried with backoff from 0.5 s doubling to a 32 s cap plus up to 25 % jitter, so
-an always-500 server gets 11 requests over ~180-190 s (published model_outage: 181-184 s); a `retry-after`
+an always-500 server gets 11 requests over ~180-190 s (published model_outage: 11 requests, ~3 minutes); a `retry-after`
 header sets the delay (3.0-3.6 s measured for `retry-after: 3` on a 429, a 500 and a 529); a 500 with
 `x-should-retry: false` is not retried (1 request).
 Each of these retries is streamed as `SystemMessage(subtype="api_retry")` (attempt, delay, status). A 400 is

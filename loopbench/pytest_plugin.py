@@ -238,15 +238,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from loopbench.harness.adapter import describe_frameworks, resolve_selection
     from loopbench.harness.errors import BadInput
     from loopbench.harness.record import column_of
-    from loopbench.harness.run.ideal import script_problems
+    from loopbench.harness.run.ideal import refuse_script_bugs
     from loopbench.harness.scenario import expand_paths, load_scenarios
     from loopbench.reports.claims import known_claim_ids
 
     try:
         paths = [Path(p) for p in config.getoption("loopbench_scenarios")]
-        scenarios = load_scenarios(expand_paths(paths) if paths else None, claim_ids=known_claim_ids())
-        if problems := [p for s in scenarios for p in script_problems(s)]:  # the dry run `loopbench run` does
-            raise BadInput(problems)
+        # the dry run `loopbench run` does: a script bug is refused before anything runs
+        scenarios = refuse_script_bugs(load_scenarios(expand_paths(paths) if paths else None,
+                                                      claim_ids=known_claim_ids()))
         selection = resolve_selection(config.getoption("loopbench_framework"))
     except BadInput as exc:
         raise pytest.UsageError(f"loopbench: {exc}") from None

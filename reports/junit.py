@@ -28,7 +28,7 @@ FailOn = Literal["error", "deviation", "change"]
 def failing(rec: RunRecord, fail_on: Iterable[FailOn]) -> str | None:
     """Why this run fails the given criteria, or None."""
     kinds = set(fail_on)
-    if "error" in kinds and rec.outcome in ("error", "script_error"):  # loopbench's or the scenario's own fault
+    if "error" in kinds and rec.verdict == "error":  # loopbench's failure or the scenario's (script_error)
         return f"{rec.outcome}: {rec.error_reason or 'no reason recorded'}"
     if "deviation" in kinds and rec.verdict != "conforms":
         return f"{rec.verdict}: " + ("; ".join(deviation_text(d) for d in rec.deviations) or rec.outcome)
@@ -55,8 +55,7 @@ def run_junit(records: list[RunRecord], fail_on: Iterable[FailOn]) -> JUnitXml:
         _properties(case, outcome=r.outcome, verdict=r.verdict, run_id=r.run_id)
         why = failing(r, kinds)
         if why is not None:
-            result = (Error(why, type_=r.outcome) if r.outcome in ("error", "script_error")
-                      else Failure(why, type_=r.verdict))
+            result = Error(why, type_=r.outcome) if r.verdict == "error" else Failure(why, type_=r.verdict)
             case.result = [result]
         case.system_out = "\n".join([f"{r.outcome} ({r.verdict})", *(deviation_text(d) for d in r.deviations)])
         suite.add_testcase(case)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from loopbench.harness.errors import InputProblem, ScriptViolation
+from loopbench.harness.errors import BadInput, InputProblem, ScriptViolation
 from loopbench.harness.ledger.store import step_result
 from loopbench.harness.model_server.script import Conversation, Served, ToolResult, select
 from loopbench.harness.scenario import Scenario
@@ -87,6 +87,14 @@ def walk(scenario: Scenario) -> Walk:
         out.after_turn = served.turn.id
     out.ending = "limit"
     return out
+
+
+def refuse_script_bugs(scenarios: list[Scenario]) -> list[Scenario]:
+    """The scenarios, or BadInput listing every script bug an ideal loop meets (what `run`, `validate` and the
+    pytest plugin check before anything runs)."""
+    if problems := [p for s in scenarios for p in script_problems(s)]:
+        raise BadInput(problems)
+    return scenarios
 
 
 def script_problems(scenario: Scenario) -> list[InputProblem]:

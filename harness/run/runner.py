@@ -361,7 +361,7 @@ def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> Suit
                             return
                         suite.store.append(record)
                         summary.records += 1
-                        summary.errors += record.outcome in ("error", "script_error")  # loopbench's or the scenario's
+                        summary.errors += record.verdict == "error"  # loopbench's failure or the scenario's
                         summary.outcomes[record.outcome] += 1
                         progress.run_finished(record)
                         if plan.on_record is not None:

@@ -75,14 +75,11 @@ def load_suite(paths: list[Path] | None, files: list[Path] | None = None) -> lis
     """The scenarios of `files`, else of `--scenarios` (directories or files), else the built-in suite; BadInput
     for bad files, and for a script an ideal loop cannot finish (harness/run/ideal.py: the dry run that keeps
     a scenario's own bug from being blamed on a framework)."""
-    from loopbench.harness.run.ideal import script_problems
+    from loopbench.harness.run.ideal import refuse_script_bugs
     from loopbench.harness.scenario import expand_paths
 
     chosen = files if files else expand_paths(paths) if paths else None
-    scenarios = load_scenarios(chosen, claim_ids=known_claim_ids())
-    if problems := [p for s in scenarios for p in script_problems(s)]:
-        raise BadInput(problems)
-    return scenarios
+    return refuse_script_bugs(load_scenarios(chosen, claim_ids=known_claim_ids()))
 
 
 def select(scenarios: list[Scenario], globs: list[str]) -> list[Scenario]:
