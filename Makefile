@@ -1,12 +1,13 @@
 # The two commands of the README: `make run` (the full suite, writing reports) and `make test`.
 # Both install everything from the committed locks first: Python from requirements.lock (exact versions),
-# Node from adapters/vercel/package-lock.json with `npm ci`.
+# each Node driver (adapters/<dir>/ with a package-lock.json: the Vercel AI SDK's, Mastra's) with `npm ci`.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.installed
-NODE_DIR := adapters/vercel
-NODE_STAMP := $(VENV)/.node-installed
+# every Node project an adapter runs from: adapters/<dir>/package-lock.json, each with its own stamp in .venv
+NODE_DIRS := $(patsubst %/package-lock.json,%,$(wildcard adapters/*/package-lock.json))
+NODE_STAMPS := $(foreach d,$(NODE_DIRS),$(VENV)/.node-installed-$(notdir $(d)))
 UV_VERSION := 0.13.9
 # Every package cache that make and the tests use lives in the checkout, under .venv/ (deleted with it): what an
 # offline test finds never depends on what else ran on the machine (tests/offline_fixtures.py says the same).
@@ -15,8 +16,9 @@ export npm_config_cache := $(CURDIR)/$(VENV)/cache/npm
 
 .PHONY: install run test lint typecheck lock clean browser publish bench matrix offline-fixtures
 
-install: $(PY_STAMP) $(if $(wildcard $(NODE_DIR)/package-lock.json),$(NODE_STAMP))
-	@test -f $(NODE_DIR)/node_modules/.package-lock.json || { rm -f $(NODE_STAMP) && $(MAKE) --no-print-directory $(NODE_STAMP); }
+install: $(PY_STAMP) $(NODE_STAMPS)
+	@for d in $(NODE_DIRS); do stamp=$(VENV)/.node-installed-$$(basename $$d); \
+	  test -f $$d/node_modules/.package-lock.json || { rm -f $$stamp && $(MAKE) --no-print-directory $$stamp; } || exit 1; done
 
 $(PY_STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,8 +28,8 @@ $(PY_STAMP): requirements.lock pyproject.toml
 	touch $@
 
 # its stamp lives in .venv beside npm's cache, so a new .venv refills the cache the offline tests read
-$(NODE_STAMP): $(NODE_DIR)/package-lock.json $(NODE_DIR)/package.json $(PY_STAMP)
-	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
+$(VENV)/.node-installed-%: adapters/%/package-lock.json adapters/%/package.json $(PY_STAMP)
+	cd adapters/$* && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 run: install
@@ -79,4 +81,4 @@ lock:
 	$(BIN)/uv pip compile -q pyproject.toml --extra all --extra dev --python-version 3.11 -o requirements.lock
 
 clean:
-	rm -rf $(VENV) $(NODE_DIR)/node_modules results
+	rm -rf $(VENV) $(addsuffix /node_modules,$(NODE_DIRS)) results

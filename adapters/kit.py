@@ -7,6 +7,7 @@ from loopbench.harness.errors import LoopbenchError
 
 OPENAI_ID_PREFIX = "call_"  # OpenAI Chat Completions / Responses tool-call ids: call_<scripted id>
 ANTHROPIC_ID_PREFIX = "toolu_"  # Anthropic Messages tool_use ids: toolu_<scripted id>
+GEMINI_ID_PREFIX = "fc_"  # Gemini generateContent functionCall ids: fc_<scripted id>
 
 
 def neutral_id(call_id: str | None, prefix: str = OPENAI_ID_PREFIX) -> str | None:

@@ -128,9 +128,12 @@ class NodeDriver:
     are routed by request id. Lines the driver sends without a known id (errors for malformed input) go to `unrouted`.
     """
 
-    def __init__(self, argv: list[str] | None = None, cwd: Path | None = None):
+    def __init__(self, argv: list[str] | None = None, cwd: Path | None = None, label: str = "vercel driver",
+                 protocol: int = PROTOCOL_VERSION):
         # the driver runs beside its node_modules (installed into the user cache on first use, when needed)
         home = cwd or node_install.ensure_installed()
+        self.label = label  # how its lines are tagged in the worker's log (the Mastra adapter reuses this class)
+        self.protocol = protocol  # the driver's protocol version this adapter speaks
         self.argv = argv or [str(home / "node_modules" / ".bin" / "node"), str(home / "driver.mjs")]
         self.cwd = home
         self.proc: subprocess.Popen[str] | None = None
@@ -167,7 +170,7 @@ class NodeDriver:
         try:
             self.ensure()
         except (DriverDied, DriverError, OSError) as exc:  # the next request will try again and raise
-            print(f"[vercel driver] restart after a crash failed: {exc}", file=sys.stderr)
+            print(f"[{self.label}] restart after a crash failed: {exc}", file=sys.stderr)
 
     def _start(self) -> None:
         self._stderr_tail.clear()
@@ -187,9 +190,9 @@ class NodeDriver:
             raise DriverDied(f"the Node driver sent no hello within {HELLO_TIMEOUT_S:.0f} s") from None
         if hello is None:
             raise DriverDied(f"the Node driver exited before its hello: {self._death_reason(proc)}")
-        if not hello.get("ok") or hello.get("protocol") != PROTOCOL_VERSION:
+        if not hello.get("ok") or hello.get("protocol") != self.protocol:
             self._kill(proc)
-            raise DriverError(f"the Node driver cannot serve protocol {PROTOCOL_VERSION}: {hello}")
+            raise DriverError(f"the Node driver cannot serve protocol {self.protocol}: {hello}")
         self.hello = hello
 
     @staticmethod
@@ -211,7 +214,7 @@ class NodeDriver:
             try:
                 msg = json.loads(line)
             except ValueError:
-                print(f"[vercel driver] not a protocol line: {line.rstrip()[:300]}", file=sys.stderr)
+                print(f"[{self.label}] not a protocol line: {line.rstrip()[:300]}", file=sys.stderr)
                 continue
             if not got_hello and msg.get("type") == "hello":
                 got_hello = True
@@ -230,14 +233,14 @@ class NodeDriver:
         for q in waiting:
             q.put({"type": "died", "reason": reason})
         if unexpected:  # a healthy driver died: start the next one now, so the next run finds it warm
-            print(f"[vercel driver] {reason}; restarting", file=sys.stderr)
+            print(f"[{self.label}] {reason}; restarting", file=sys.stderr)
             threading.Thread(target=self._restart_quietly, daemon=True).start()
 
     def _read_stderr(self, proc: subprocess.Popen[str]) -> None:
         assert proc.stderr is not None
         for line in proc.stderr:
             self._stderr_tail.append(line.rstrip())
-            sys.stderr.write(f"[vercel driver {proc.pid}] {line}")
+            sys.stderr.write(f"[{self.label} {proc.pid}] {line}")
         sys.stderr.flush()
 
     def close(self) -> None:

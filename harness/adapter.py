@@ -29,6 +29,9 @@ REGISTRY: dict[str, str] = {
     "claude-agent-sdk": "loopbench.adapters.claude_agent:ClaudeAgentAdapter",
     "langgraph": "loopbench.adapters.langgraph_agent:LangGraphAdapter",
     "vercel-ai": "loopbench.adapters.vercel_ai:VercelAIAdapter",
+    "pydantic-ai": "loopbench.adapters.pydantic_ai_agent:PydanticAIAdapter",
+    "google-adk": "loopbench.adapters.google_adk:GoogleADKAdapter",
+    "mastra": "loopbench.adapters.mastra_agent:MastraAdapter",
 }
 BUILTIN = frozenset(REGISTRY)
 ENTRY_POINT_GROUP = "loopbench.adapters"  # an installed package's adapters: `id = "module:Class"` (docs/adapters.md)

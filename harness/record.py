@@ -31,7 +31,7 @@ Outcome = Literal[
 Category = Literal[
     "baseline", "limits", "approval", "denial", "tool_failure", "model_failure", "stall", "context"
 ]
-Protocol = Literal["openai_chat", "openai_responses", "anthropic_messages"]
+Protocol = Literal["openai_chat", "openai_responses", "anthropic_messages", "gemini_generate"]
 ResultStatus = Literal["receipt", "error", "none"]
 Verdict = Literal["conforms", "deviates", "unsupported", "error"]
 LimitKind = Literal["steps", "budget", "deadline"]

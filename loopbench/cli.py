@@ -191,8 +191,8 @@ def diff(
 @app.command()
 def matrix(
     versions: Annotated[list[str] | None, typer.Option(
-        "--versions", help="PKG=V1,V2,...: a framework package (openai-agents, claude-agent-sdk, langgraph, ai) at "
-                           "each version (repeatable)")] = None,
+        "--versions", help="PKG=V1,V2,...: a built-in framework's package (its `distribution`, e.g. openai-agents, "
+                           "pydantic-ai-slim, ai, @mastra/core) at each version (repeatable)")] = None,
     versions_file: Annotated[Path | None, typer.Option(
         "--versions-file", help="the same as a YAML mapping: package -> list of versions")] = None,
     framework: Annotated[list[str] | None, typer.Option(

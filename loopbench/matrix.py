@@ -211,6 +211,21 @@ def _build_npm(vs: VersionSet) -> Environment:
     return Environment(vs, home, Path(sys.executable), env, reused=False)
 
 
+def _extras_of(vs: VersionSet) -> str:
+    """The package's own extras as the adapter's pyproject extra asks for them (`[openai,anthropic]` for
+    pydantic-ai-slim): an override replaces the whole requirement, extras included, so it must restate them."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    extras = tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"].get(str(vs.adapter.extra), [])
+    for line in extras:
+        req = Requirement(line)
+        if req.name == vs.package and req.extras:
+            return f"[{','.join(sorted(req.extras))}]"
+    return ""
+
+
 def build(vs: VersionSet) -> Environment:
     """The version set's environment, built once (reused when its stamp is there)."""
     if vs.node:
@@ -222,7 +237,7 @@ def build(vs: VersionSet) -> Environment:
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
     uv = _uv()
-    (home / "override.txt").write_text(f"{vs.package}=={vs.version}\n")
+    (home / "override.txt").write_text(f"{vs.package}{_extras_of(vs)}=={vs.version}\n")
     shutil.copy2(LOCK, home / "requirements.lock")  # the preferences: only what the version needs moves
     extra, companions = vs.adapter.extra, vs.adapter.companions
     held: list[str] = []

@@ -17,7 +17,7 @@ LAYERS = {
     "run": 4,
 }
 SDKS = ("agents", "openai", "anthropic", "claude_agent_sdk", "langgraph", "langchain", "langchain_core",
-        "langchain_openai", "mcp")
+        "langchain_openai", "mcp", "pydantic_ai", "google")
 
 
 def _imports(path: Path) -> list[str]:

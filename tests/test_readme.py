@@ -17,13 +17,13 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 PUBLISHED = ROOT / "reports" / "published" / "results.jsonl"
 MARK = {"conforms": "✓", "deviates": "⚠", "unsupported": "⊘", "error": "✖"}
-# README column -> (framework, variant): the report's own column names, spelled out
-COLUMNS = {column_of(f, v): (f, v) for f, v in (
-    ("claude-agent-sdk", "default"), ("claude-agent-sdk", "can-use-tool"), ("langgraph", "default"),
-    ("langgraph", "stategraph"), ("langgraph", "model-call-limit"), ("openai-agents", "default"),
-    ("openai-agents", "handled-max-turns"), ("vercel-ai", "default"), ("vercel-ai", "tool-loop-agent"))}
-ROWS = ("runaway_step_limit", "default_limits", "approval_pause", "approval_approved_resume", "resume_twice",
-        "denied_action", "denied_action_continue", "model_transient_error", "model_fatal_error")
+# README column -> (framework, variant): each framework's default idiom, by the report's own column names (the
+# report has every variant)
+COLUMNS = {column_of(f, "default"): (f, "default") for f in (
+    "claude-agent-sdk", "google-adk", "langgraph", "mastra", "openai-agents", "pydantic-ai", "vercel-ai")}
+ROWS = ("runaway_step_limit", "default_limits", "token_budget", "cost_budget", "deadline_slow_model",
+        "approval_approved_resume", "resume_twice", "resume_keeps_allowance", "denied_action", "tool_transient_error",
+        "write_timeout_unknown", "model_transient_error", "model_outage")
 
 
 def _published() -> dict[tuple[str, str, str], str]:

@@ -61,7 +61,7 @@ def test_proxy_variables_never_carry_loopback_traffic(tmp_path, monkeypatch):
     import socket
     import threading
 
-    from loopbench.harness.adapter import adapter_class
+    from loopbench.harness.adapter import BUILTIN, adapter_class
 
     received: list[bytes] = []
     listener = socket.socket()
@@ -90,8 +90,7 @@ def test_proxy_variables_never_carry_loopback_traffic(tmp_path, monkeypatch):
         monkeypatch.setenv(var, proxy)
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
-    variants = [(f, "default") for f in ("openai-agents", "langgraph", "claude-agent-sdk", "vercel-ai")
-                if adapter_class(f).unavailable_reason() is None]
+    variants = [(f, "default") for f in sorted(BUILTIN) if adapter_class(f).unavailable_reason() is None]
     chosen = [s for s in load_scenarios() if s.id == "support_draft_completes"]
     try:
         run_suite(RunPlan(scenarios=chosen, variants=variants, jobs=2, out_dir=tmp_path, show_progress=False))
@@ -101,7 +100,7 @@ def test_proxy_variables_never_carry_loopback_traffic(tmp_path, monkeypatch):
         listener.close()
     assert received == []
     records = [json.loads(x) for x in (tmp_path / "results.jsonl").read_text().splitlines()]
-    assert len(records) == len(variants) == 4
+    assert len(records) == len(variants) == len(BUILTIN)
     assert {r["outcome"] for r in records} == {"completed"}
 
 

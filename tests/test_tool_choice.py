@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from loopbench.harness.adapter import BUILTIN
 from loopbench.harness.judge.verdict import tool_choice_deviations
 from loopbench.harness.record import RequestLogEntry
 from loopbench.harness.scenario import SCENARIO_DIR, load_defaults, load_scenarios, parse_scenario
@@ -63,9 +64,9 @@ def test_the_rule_for_a_call_follows_the_conversation(make_scenario):
     assert [r.after_regex for r in sc.tool_choice_rules()] == [None, r"^kb_\d+$"]
 
 
-def _request(seq: int, turn: str | None, choice: str | None) -> RequestLogEntry:
+def _request(seq: int, turn: str | None, choice: str | None, offered: tuple[str, ...] = ("t",)) -> RequestLogEntry:
     return RequestLogEntry(seq=seq, t_s=0, protocol="openai_chat", path="/v1/chat/completions", stream=False,
-                           model="m", messages=1, tools_offered=[], tool_choice=choice, prompt_bytes=1,
+                           model="m", messages=1, tools_offered=list(offered), tool_choice=choice, prompt_bytes=1,
                            served_turn=turn, status=200)
 
 
@@ -76,6 +77,16 @@ def test_the_judge_compares_each_request_with_its_turn(make_scenario):
     assert (dev.name, dev.ideal, dev.observed) == ("tool_choice", "open: required", "open: auto")
     plain = make_scenario([{"id": "open", "text": "x"}])
     assert tool_choice_deviations(plain, [_request(1, "open", "required")]) == []  # nothing asked
+
+
+def test_a_request_that_offers_no_tool_is_none_in_effect(make_scenario):
+    """No tool offered leaves the model nothing to call: `none` in effect (Mastra sends toolChoice 'none' so)."""
+    sc = make_scenario([{"id": "open", "text": "x", "tool_choice": "none"}])
+    assert tool_choice_deviations(sc, [_request(1, "open", None, offered=())]) == []
+    (dev,) = tool_choice_deviations(sc, [_request(1, "open", None)])
+    assert dev.observed == "open: auto"
+    wants_auto = make_scenario([{"id": "open", "text": "x", "tool_choice": "auto"}])
+    assert tool_choice_deviations(wants_auto, [_request(1, "open", None, offered=())])[0].observed == "open: none"
 
 
 def test_the_cases_validate():
@@ -94,19 +105,19 @@ def test_every_framework_and_a_loop_of_your_own_send_the_tool_choice_or_say_they
     out = tmp_path / "out"
     done = subprocess.run(
         [sys.executable, "-m", "loopbench.cli", "run", "--scenarios", str(CASES), "--out", str(out),
-         "-f", "openai-agents", "-f", "claude-agent-sdk", "-f", "langgraph", "-f", "vercel-ai",
+         *[x for f in sorted(BUILTIN) for x in ("-f", f)],
          "--loop-cmd", f"{sys.executable} examples/simple_loop.py", "--loop-name", "simple-loop"],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     # the loop runs next to the frameworks -f names
-    assert {r["framework"] for r in records} == {"openai-agents", "claude-agent-sdk", "langgraph", "vercel-ai",
-                                                 "simple-loop"}
+    assert {r["framework"] for r in records} == {*BUILTIN, "simple-loop"}
     scenarios = {s.id: s for s in load_scenarios(sorted(CASES.glob("[!_]*.yaml")))}
     for r in records:
         cell = f"{r['scenario']}[{r['framework']}:{r['variant']}]"
         asked = {t.id: t.tool_choice for t in scenarios[r["scenario"]].script if t.tool_choice}
-        sent = {q["served_turn"]: q["tool_choice"] or "auto" for q in r["requests"]}
+        # no tool_choice field is auto; no tool offered at all is none in effect (the judge's reading)
+        sent = {q["served_turn"]: q["tool_choice"] or ("auto" if q["tools_offered"] else "none") for q in r["requests"]}
         assert r["outcome"] == "completed", cell
         intents = {i for i in r["native"]["mechanisms"] if i.startswith("tool_choice")}
         assert intents, cell

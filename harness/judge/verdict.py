@@ -70,11 +70,16 @@ def compare(
 
 def tool_choice_deviations(scenario: Scenario, requests: list[RequestLogEntry]) -> list[Deviation]:
     """A turn's `tool_choice` is part of the loop's configuration: each request that turn answered must have
-    sent it (no `tool_choice` field is the protocol's default, auto)."""
+    sent it (no `tool_choice` field is the protocol's default, auto; a request that offers no tool at all leaves
+    the model none to call, which is `none` in effect: Mastra's way to send toolChoice 'none')."""
     asked = {t.id: t.tool_choice for t in scenario.script if t.tool_choice is not None}
-    missed = [f"{r.served_turn}: {r.tool_choice or 'auto'}" for r in requests
+
+    def sent(r: RequestLogEntry) -> str:
+        return r.tool_choice or ("auto" if r.tools_offered else "none")
+
+    missed = [f"{r.served_turn}: {sent(r)}" for r in requests
               if r.served_turn and (want := asked.get(r.served_turn.partition("#")[0])) is not None
-              and (r.tool_choice or "auto") != want]
+              and sent(r) != want]
     if not missed:
         return []
     return [Deviation(name="tool_choice", ideal=", ".join(f"{t}: {c}" for t, c in asked.items()),

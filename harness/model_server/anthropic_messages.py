@@ -9,10 +9,11 @@ from loopbench.harness.model_server.wire import Parsed, Reply, chunks, dumps, ss
 
 NAME = "anthropic_messages"
 ID_PREFIX = "toolu_"
-PATH = "/v1/messages"
+PATHS = ("/v1/messages",)
 
 
-def parse(body: dict[str, Any]) -> Parsed:
+def parse(body: dict[str, Any], path: str = "") -> Parsed:
+    """`path` (the request's) is unused: this protocol says everything in the body."""
     messages = body.get("messages") or []
     batches: list[list[str]] = []
     results: list[ToolResult] = []

@@ -34,7 +34,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from loopbench.harness.errors import BadInput, ScriptViolation, UnansweredRequest, UnknownRun
-from loopbench.harness.model_server import anthropic_messages, openai_chat, openai_responses
+from loopbench.harness.model_server import anthropic_messages, gemini_generate, openai_chat, openai_responses
 from loopbench.harness.model_server.provider_errors import default_headers
 from loopbench.harness.model_server.script import select, tool_results_seen
 from loopbench.harness.model_server.wire import Reply, new_id
@@ -93,8 +93,8 @@ class ModelServer:
             self._runs[DEFAULT_RUN] = self._default
         self._on_request = on_request
         routes: list[BaseRoute] = [
-            Route(proto.PATH, self._endpoint(proto), methods=["POST"])
-            for proto in (openai_chat, openai_responses, anthropic_messages)
+            Route(path, self._endpoint(proto), methods=["POST"])
+            for proto in (openai_chat, openai_responses, anthropic_messages, gemini_generate) for path in proto.PATHS
         ]
         # Anthropic's token counting (the Claude CLI asks before sending a large tool result): not a model call
         routes.append(Route("/v1/messages/count_tokens", self._count_tokens, methods=["POST"]))
@@ -173,7 +173,9 @@ class ModelServer:
         return JSONResponse({"input_tokens": estimate})
 
     async def _unsupported(self, request: Request) -> Response:
-        proto = anthropic_messages if request.url.path.startswith("/v1/messages") else openai_chat
+        path = request.url.path
+        proto = (anthropic_messages if path.startswith("/v1/messages")
+                 else gemini_generate if path.startswith("/v1beta/") else openai_chat)
         reason = f"unsupported endpoint: {request.method} {request.url.path}"
         run = self._lookup(request)
         if run is not None:
@@ -189,7 +191,9 @@ class ModelServer:
 
     def _lookup(self, request: Request) -> _Run | None:
         auth = request.headers.get("authorization", "")
-        keys = [request.headers.get("x-api-key"), auth[7:] if auth[:7].lower() == "bearer " else None]
+        # Anthropic's header, a bearer token (OpenAI), Google's header or its `key` query parameter
+        keys = [request.headers.get("x-api-key"), auth[7:] if auth[:7].lower() == "bearer " else None,
+                request.headers.get("x-goog-api-key"), request.query_params.get("key")]
         with self._lock:
             for key in keys:
                 if key and key in self._keys:
@@ -231,7 +235,7 @@ class ModelServer:
 
         try:
             body = json.loads(raw)
-            parsed = proto.parse(body)
+            parsed = proto.parse(body, path=request.url.path)
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             return fail(400, f"cannot read the request body: {exc!r}", violation=True)
         conv = parsed.conversation
@@ -378,5 +382,6 @@ def serve_forever(port: int, scenario: Scenario | None, extra_routes: Sequence[B
     print(f"loopbench model server on {base} ({what}); Ctrl-C stops it\n"
           f"  OpenAI Chat Completions and Responses: base_url {base}/v1\n"
           f"  Anthropic Messages: base_url {base}\n"
+          f"  Gemini generateContent: base_url {base} (google-genai's HttpOptions)\n"
           "  a scripted call is served only for a tool the request offers", file=sys.stderr, flush=True)
     uvicorn.Server(_config(server.app)).run(sockets=[sock])

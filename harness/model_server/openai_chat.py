@@ -19,10 +19,11 @@ from loopbench.harness.model_server.wire import (
 
 NAME = "openai_chat"
 ID_PREFIX = "call_"
-PATH = "/v1/chat/completions"
+PATHS = ("/v1/chat/completions",)
 
 
-def parse(body: dict[str, Any]) -> Parsed:
+def parse(body: dict[str, Any], path: str = "") -> Parsed:
+    """`path` (the request's) is unused: this protocol says everything in the body."""
     messages = body.get("messages") or []
     batches: list[list[str]] = []
     results: list[ToolResult] = []

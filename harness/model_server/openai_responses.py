@@ -24,11 +24,12 @@ from loopbench.harness.model_server.wire import (
 
 NAME = "openai_responses"
 ID_PREFIX = "call_"
-PATH = "/v1/responses"
+PATHS = ("/v1/responses",)
 _ASSISTANT_SIDE = {"function_call", "reasoning", "custom_tool_call"}
 
 
-def parse(body: dict[str, Any]) -> Parsed:
+def parse(body: dict[str, Any], path: str = "") -> Parsed:
+    """`path` (the request's) is unused: this protocol says everything in the body."""
     raw = body.get("input")
     items: list[dict[str, Any]] = [{"role": "user", "content": raw}] if isinstance(raw, str) else list(raw or [])
     batches: list[list[str]] = []

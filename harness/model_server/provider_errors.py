@@ -11,7 +11,11 @@ Sources (the providers' public API documentation, 2026-11):
 - OpenAI (Chat Completions, Responses), "Rate limits" and "Error codes": a 429 carries the informational
   `x-ratelimit-*` headers (which no client in the suite reads) and no documented retry header; 5xx errors
   document none.
-Every error also carries the protocol's own error body (wire.openai_error / anthropic_messages.error).
+- Gemini API, "Troubleshooting" / "Rate limits": a 429 is RESOURCE_EXHAUSTED, and the hint to wait is in the body
+  (a `google.rpc.RetryInfo` detail with `retryDelay`, gemini_generate.error), not in a header; 5xx errors
+  (INTERNAL, UNAVAILABLE) document none.
+Every error also carries the protocol's own error body (wire.openai_error / anthropic_messages.error /
+gemini_generate.error).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the three wire-protocol modules share: the parsed request, the reply to render, SSE framing."""
+"""What the wire-protocol modules share: the parsed request, the reply to render, SSE framing."""
 
 from __future__ import annotations
 

@@ -126,14 +126,17 @@ class Suite:
         for _ in range(plan.jobs):
             self.slots.put(self.open_slot("compute"))
         self.retry_windows: dict[str, float] = {}
-        self.capabilities: dict[str, Capabilities] = {}
+        # (framework, variant) -> what the variant declares: an idiom may change a capability (a pause kept in
+        # memory does not survive a restart)
+        self.capabilities: dict[tuple[str, str], Capabilities] = {}
         self.about: dict[tuple[str, str], str] = {}  # (framework, variant) -> what the variant is
         for framework, variant in plan.variants:
-            self.about[(framework, variant)] = adapter_class(framework, variant).about
+            idiom = adapter_class(framework, variant)
+            self.about[(framework, variant)] = idiom.about
+            self.capabilities[(framework, variant)] = idiom.capabilities
             cls = adapter_class(framework)
             self.versions[framework] = (cls.version(), cls.package_versions())
             self.retry_windows[framework] = cls.capabilities.retry_window_s
-            self.capabilities[framework] = cls.capabilities
 
     def open_slot(self, kind: SlotKind) -> Slot:
         """Another slot (its workers start on its first task)."""
@@ -227,7 +230,7 @@ class Suite:
         identity = TaskIdentity(run_id=run_id, scenario=scenario, framework=framework, variant=variant,
                                 repetition=repetition, started_at=started_at, loopbench_version=__version__,
                                 framework_version=version, packages=packages, environment=self.env,
-                                capabilities=self.capabilities[framework],
+                                capabilities=self.capabilities[(framework, variant)],
                                 variant_about=self.about.get((framework, variant)))
         evidence = TaskEvidence(
             segments=segments, results=results, requests=self.server.requests(run_id),

@@ -1,0 +1,513 @@
+"""Google Agent Development Kit adapter (`google-adk`).
+
+Translation of the neutral scenario into native controls (every other setting is ADK's default):
+- model: ADK's own `google.adk.models.Gemini(model=<scenario model>, base_url=<scripted server>,
+  client_kwargs={"api_key": <run key>})` — `base_url` is a field of the class ("the base URL for the AI
+  platform service endpoint") and `client_kwargs` the documented way to hand the `google.genai.Client` what
+  ADK does not expose (models/google_llm.py `Gemini`, `Gemini.api_client`). Releases without `client_kwargs`
+  (2.0 and the 1.x line) document a subclass overriding `api_client` instead; the adapter does that there,
+  building the client as ADK does (its tracking headers and `retry_options`) plus the key (`_gemini`).
+  The client speaks the Gemini API
+  (`POST {base_url}/v1beta/models/{model}:generateContent`, key in `x-goog-api-key`). `retry_options` is left
+  unset: ADK passes None to the client, and google-genai's `retry_args(None)` is `stop_after_attempt(1)`, so
+  neither layer retries a failed model request (genai `_api_client.retry_args`); the first APIError ends the
+  run (the server sees one request). Streaming stays ADK's default (`StreamingMode.NONE`: generateContent).
+- tools: a `FunctionTool` per scenario tool (so ADK's own argument filtering, mandatory-argument check and
+  confirmation gate apply) whose function takes the scenario's parameters (its signature is built from the JSON
+  schema's properties) and whose `_get_declaration()` is `FunctionDeclaration(name, description,
+  parameters_json_schema=<the scenario's JSON schema>)`. It executes through the ledger with the model's call
+  id (`tool_context.function_call_id`, `fc_<scripted id>`). A ledger error is RAISED (`ToolFailed`), so ADK's
+  default tool-error path decides: with no `on_tool_error_callback` (agent or plugin) the exception is
+  re-raised out of the run (flows/llm_flows/tools/_caller.py `_execute_single_prepared_call`, step 3:
+  `run_on_tool_error_callbacks` -> None -> `raise tool_error`): failure="tool" (probes/google_adk/fair.py
+  tool-error). Variant `error-dict`: the tool returns the function-tools guide's error dict instead
+  (`{"status": "error", "error_message": ...}`, its convention for a failure the model should see); the loop
+  goes on.
+- max model calls -> `RunConfig(max_llm_calls=N)` passed to `Runner.run_async`. ADK increments its per-invocation
+  counter right before each model call and raises `LlmCallsLimitExceededError` when it passes N
+  (agents/invocation_context.py `_InvocationCostManager.increment_and_enforce_llm_calls_limit`, called from
+  flows/llm_flows/core/_model_call.py `call_llm_async` after `before_model_callback`): N calls are made, the
+  (N+1)-th is refused before it is sent. No limit in the scenario: RunConfig's default, 500
+  (`_DEFAULT_MAX_LLM_CALLS`, or the ADK_MAX_LLM_CALLS environment variable), recorded. The counter lives in
+  the invocation context: each `run_async` (a resume included) is a new invocation with a fresh budget.
+  Token budget, cost budget, deadline -> unsupported (ADK has none).
+- `approval: required` -> tool confirmation: `FunctionTool(func, require_confirmation=<callable>)`; the callable
+  records a ledger `authorize` event and answers True. ADK runs it once at the pause and three times on the
+  resume that approves or rejects (`_confirmation._resolve_confirmation_targets` re-validates, then the gate
+  `tools/_confirmation_utils.apply_confirmation_gate`, then `FunctionTool.run_async` checks again): 4 authorize
+  events for one request (probes/google_adk/fair.py confirm; 2.8.0 runs it twice on the resume, 2.0.0 and
+  1.22.0 once). ADK answers the call with a placeholder error,
+  emits an `adk_request_confirmation` function call (long-running) and ends the invocation: the pause. The
+  session of a scenario with such a tool lives in ADK's on-disk `SqliteSessionService`
+  (google.adk.sessions.sqlite_session_service, what `adk web` uses for local storage; the confirmation docs list
+  DatabaseSessionService and VertexAiSessionService as not supported by the feature) in `ctx.task_dir`, shared
+  by every segment of the business task; the snapshot keeps the session ids and the pending confirmation
+  requests (a scenario with no approval has nothing to resume: its session is the `InMemorySessionService` a
+  script without pauses uses). Resume (another process): a new
+  message with one `FunctionResponse(name="adk_request_confirmation", id=<request id>, response={"confirmed":
+  true|false})` per pending request, keyed by the scripted call id of its `originalFunctionCall`. ADK's
+  `request_confirmation` processor re-executes a confirmed tool; a rejected one gets ADK's
+  `{"error": "This tool call is rejected."}` (the model is called again). ADK drops a confirmation it already
+  consumed (the same pause resumed twice) and then ends the invocation with no model call (2.13; 2.8.0 and
+  earlier run the confirmed tool again: probes/google_adk/fair.py confirm).
+  Variant `in-memory`: `InMemorySessionService` (the quick-start's), one per segment like a script's: the
+  pause cannot survive a new process; the resume meets no session and ADK raises `SessionNotFoundError`
+  (recorded as it is: failure="other"); the variant declares `pause_survives_restart=False`.
+- `approval: deny`, by the scenario's intent (`policy.deny`): a `before_tool_callback` (records an `authorize`
+  event) that returns `{"error": "<tool> is denied by policy"}`: ADK skips the tool and sends that dict as its
+  response. "continue": nothing else (the model is called again). "stop": the callback also sets
+  `tool_context.actions.skip_summarization = True` — ADK's documented "do not call the model to summarize this
+  function response": the function response event is then a final response (`Event.is_final_response`) and
+  the invocation ends. `denied=True` only when the segment's last event is that function response with
+  skip_summarization set by the deny callback (the framework's own record of the stop).
+- tool_choice (opening or later call): a `before_model_callback` sets `llm_request.config.tool_config =
+  ToolConfig(function_calling_config=FunctionCallingConfig(mode=ANY|NONE|AUTO, allowed_function_names=[...]))`
+  for the call the turn answers, chosen from the contents about to be sent (the callback docs' way to modify
+  the request before it goes out).
+
+Signal mapping (no scenario knowledge): `LlmCallsLimitExceededError` -> limit="steps" (raised); a
+`google.genai.errors.APIError` in the chain -> failure="model"; `ToolFailed` in the chain -> failure="tool";
+other exceptions -> failure="other"; pending `adk_request_confirmation` calls at the end -> paused.
+Counters per segment (ADK's counters are per invocation, not cumulative): model_requests_reported = the
+model-response events of the segment (events carrying the response's `usage_metadata` or `finish_reason`),
+tokens = the sum of their `usage_metadata` (prompt / candidates token counts). When the run raised in a model
+call, the failed request left no event: requests and tokens are unknown (None). runtime_steps = ADK's own LLM
+call counter (`InvocationContext._invocation_cost_manager._number_of_llm_calls`, private, read through the
+callback context): it counts every call it let through and also the one refused by max_llm_calls (it
+increments, then checks).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import uuid
+from pathlib import Path
+from typing import Any, ClassVar
+
+from loopbench.adapters.kit import GEMINI_ID_PREFIX, ToolFailed, in_chain, neutral_id
+from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
+from loopbench.harness.ledger.http import LedgerClient
+from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from loopbench.harness.scenario import Scenario
+
+APP_NAME = "loopbench"
+USER_ID = "user"
+AGENT_NAME = "assistant"
+SESSION_DB = "adk_sessions.db"
+PAUSE_FILE = "pause.json"
+# google.adk.utils._function_call_names.REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+CONFIRMATION = "adk_request_confirmation"
+DENY_MARK = "denied by policy"
+UNSUPPORTED_NOTES = {
+    "max_total_tokens": "no native token budget",
+    "max_cost_usd": "no native cost budget",
+    "deadline_s": "no run deadline (RunConfig has none)",
+}
+_MODES = {"required": "ANY", "none": "NONE", "auto": "AUTO"}
+
+
+def _gid(call_id: str | None) -> str | None:
+    return neutral_id(call_id, GEMINI_ID_PREFIX)
+
+
+class GoogleADKAdapter(Adapter):
+    id = "google-adk"
+    distribution = "google-adk"
+    packages = ("google-genai",)
+    extra = "google-adk"
+    companions = ("google-genai",)
+    plain_script = "google_adk.py"
+    # tried: 1.22.0 runs (and 1.33.0, 2.0.0, 2.8.0); 1.18.0 has no SqliteSessionService and its Gemini no base_url
+    min_version = (1, 22)
+    about = ("LlmAgent + Runner with ADK's defaults; Gemini(base_url) over google-genai; max model calls -> "
+             "RunConfig.max_llm_calls; approvals -> tool confirmation + SqliteSessionService")
+    tool_errors_as_dict: ClassVar[bool] = False
+    capabilities = Capabilities(
+        native_limits=frozenset({"max_model_calls"}),
+        step_unit="LLM call (InvocationContext counter, per invocation)",
+        pause="snapshot",
+        pause_survives_restart=True,
+        deny="before_tool_callback returning an error dict (continue); plus skip_summarization=True (stop)",
+        notes=("max_llm_calls is per invocation: a resume is a new invocation with a fresh budget",
+               "neither ADK nor google-genai retries a failed model request by default (retry_options unset)"),
+    )
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        "deny_stop": "before_tool_callback returns {'error': ...} (the tool is skipped) and sets "
+                     "tool_context.actions.skip_summarization=True (the response is final; the invocation ends)",
+        "deny_continue": "before_tool_callback returns {'error': ...} (the tool is skipped, the dict is its response; "
+                         "the model is called again)",
+        "approval_pause": "FunctionTool(require_confirmation=callable) -> adk_request_confirmation long-running "
+                          "call ends the invocation; SqliteSessionService in the task dir; resume = "
+                          "a FunctionResponse(adk_request_confirmation, {'confirmed': ...}) per pending request",
+        "reject": "FunctionResponse(adk_request_confirmation, {'confirmed': False}): ADK answers the call with "
+                  "{'error': 'This tool call is rejected.'} and calls the model again",
+        "tool_choice_first": "before_model_callback sets llm_request.config.tool_config (FunctionCallingConfig "
+                             "mode ANY/NONE/AUTO, allowed_function_names) for the call the turn answers",
+        "tool_choice_later": "before_model_callback sets llm_request.config.tool_config (FunctionCallingConfig "
+                             "mode ANY/NONE/AUTO, allowed_function_names) for the call the turn answers",
+    }
+
+    @classmethod
+    def warm(cls) -> None:
+        import google.adk.agents  # noqa: F401
+        import google.adk.models  # noqa: F401
+        import google.adk.runners  # noqa: F401
+        import google.genai  # noqa: F401
+
+    # ------------------------------------------------------------------ sessions
+    def _session_service(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, str]:
+        """ADK's on-disk SqliteSessionService in the task dir when the scenario can pause (a tool needs approval:
+        the pause must outlive the process); otherwise the InMemorySessionService a script without pauses uses."""
+        from google.adk.sessions import InMemorySessionService
+
+        if not any(spec.approval == "required" for spec in scenario.tools.values()):
+            return InMemorySessionService(), "InMemorySessionService (no approval in the scenario: nothing to resume)"
+        from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+        ctx.task_dir.mkdir(parents=True, exist_ok=True)
+        return SqliteSessionService(str(ctx.task_dir / SESSION_DB)), "SqliteSessionService (on disk, in the task dir)"
+
+    # ------------------------------------------------------------------ building
+    def _tools(self, scenario: Scenario, ledger: LedgerClient) -> list[Any]:
+        from google.adk.tools import FunctionTool, ToolContext
+        from google.genai import types
+
+        as_dict = self.tool_errors_as_dict
+
+        class ScenarioTool(FunctionTool):
+            """A FunctionTool over one scenario tool: ADK's own argument filtering, mandatory-argument check and
+            confirmation gate, with the declaration taken from the scenario's JSON schema."""
+
+            def __init__(self, name: str) -> None:
+                spec = scenario.tools[name]
+                self._declared = types.FunctionDeclaration(name=name, description=spec.description,
+                                                           parameters_json_schema=spec.parameters)
+
+                async def invoke(tool_context: ToolContext, **args: Any) -> Any:
+                    out = await ledger.call(name, args, _gid(tool_context.function_call_id))
+                    if not out.ok:
+                        if as_dict:  # the function-tools guide's error convention: the model sees it
+                            return {"status": "error", "error_message": out.text}
+                        raise ToolFailed(out.text)  # ADK's default path: no on_tool_error_callback -> re-raised
+                    return out.text
+
+                async def needs_approval(tool_context: ToolContext, **args: Any) -> bool:
+                    await ledger.authorize(name, args, _gid(tool_context.function_call_id), "approval required")
+                    return True
+
+                # the scenario's parameters as the function's signature: FunctionTool passes exactly these
+                required = set(spec.parameters.get("required") or [])
+                params = [inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY, annotation=Any,
+                                            default=inspect.Parameter.empty if p in required else None)
+                          for p in (spec.parameters.get("properties") or {})]
+                params.append(inspect.Parameter("tool_context", inspect.Parameter.KEYWORD_ONLY,
+                                                annotation=ToolContext))
+                invoke.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+                # resolved here: the module's lazy imports are not in its globals (ADK reads the type hints)
+                invoke.__annotations__ = {p.name: p.annotation for p in params} | {"return": Any}
+                needs_approval.__annotations__ = {"tool_context": ToolContext, "args": Any, "return": bool}
+                invoke.__name__ = name
+                invoke.__doc__ = spec.description
+                super().__init__(invoke, require_confirmation=needs_approval if spec.approval == "required" else False)
+
+            def _get_declaration(self) -> Any:
+                return self._declared.model_copy(deep=True)
+
+        return [ScenarioTool(n) for n in scenario.tools]
+
+    def _agent(self, scenario: Scenario, ctx: RunContext, probe: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        from google.adk.agents import LlmAgent
+        from google.adk.models import Gemini
+        from google.genai import types
+
+        ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
+        model = _gemini(Gemini, scenario.model.id, ctx.base_url, ctx.api_key)
+        settings: dict[str, Any] = {"model_class": "google.adk.models.Gemini (google-genai, generateContent)",
+                                    "base_url": "the scripted server (Gemini.base_url)",
+                                    "retry_options": None}
+        denied = {n for n, s in scenario.tools.items() if s.approval == "deny"}
+        stop = scenario.policy.deny == "stop"
+        rules = scenario.tool_choice_rules()
+
+        async def before_tool(tool: Any, args: dict[str, Any], tool_context: Any) -> dict[str, Any] | None:
+            if tool.name not in denied:
+                return None
+            await ledger.authorize(tool.name, args, _gid(tool_context.function_call_id), DENY_MARK)
+            probe["deny_fired"] = probe.get("deny_fired", 0) + 1
+            if stop:  # the function response is final: ADK does not call the model again
+                tool_context.actions.skip_summarization = True
+            return {"error": f"{tool.name} is {DENY_MARK}; it was not executed."}
+
+        def observe(callback_context: Any) -> None:  # ADK's own LLM-call counter lives in the invocation context
+            inv = getattr(callback_context, "_invocation_context", None)
+            probe["cost_manager"] = getattr(inv, "_invocation_cost_manager", None)
+
+        async def before_agent(callback_context: Any) -> None:
+            observe(callback_context)
+            return None
+
+        async def before_model(callback_context: Any, llm_request: Any) -> None:
+            observe(callback_context)
+            if not rules:
+                return None
+            choice = _tool_choice_for(scenario, llm_request.contents or [])
+            if choice is None:
+                return None
+            llm_request.config = llm_request.config or types.GenerateContentConfig()
+            if choice in _MODES:
+                fcc = types.FunctionCallingConfig(mode=_MODES[choice])
+            else:  # a tool's name: ANY restricted to it
+                fcc = types.FunctionCallingConfig(mode="ANY", allowed_function_names=[choice])
+            llm_request.config.tool_config = types.ToolConfig(function_calling_config=fcc)
+            probe.setdefault("tool_choice_sent", []).append(choice)
+            return None
+
+        kwargs: dict[str, Any] = {"before_agent_callback": before_agent, "before_model_callback": before_model}
+        if denied:
+            kwargs["before_tool_callback"] = before_tool
+            settings["deny"] = {"tools": sorted(denied), "intent": scenario.policy.deny,
+                                "how": "before_tool_callback -> error dict" + (
+                                    " + skip_summarization=True" if stop else "")}
+        if rules:
+            settings["tool_choice"] = {r.after_call or "opening call": r.choice for r in rules}
+        agent = LlmAgent(name=AGENT_NAME, model=model, instruction="", tools=self._tools(scenario, ledger), **kwargs)
+        return agent, settings
+
+    def _limits(self, scenario: Scenario) -> tuple[dict[str, Any], dict[str, LimitTranslation], list[str]]:
+        from google.adk.agents.run_config import RunConfig
+
+        n = scenario.limits.max_model_calls
+        limits: dict[str, LimitTranslation] = {}
+        kwargs: dict[str, Any] = {}
+        if n is None:
+            default = RunConfig().max_llm_calls
+            limits["max_model_calls"] = LimitTranslation(neutral=None, native=f"max_llm_calls default ({default})")
+        else:
+            kwargs["max_llm_calls"] = n
+            limits["max_model_calls"] = LimitTranslation(
+                neutral=n, native=f"RunConfig(max_llm_calls={n})",
+                note="checked before each model call; per invocation (a resume starts again at 0)")
+        missing = self.unsupported_limits(scenario)
+        for key, entry in missing.items():
+            limits[key] = entry.model_copy(update={"note": UNSUPPORTED_NOTES[key]})
+        return kwargs, limits, list(missing)
+
+    # ------------------------------------------------------------------ running
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        from google.genai import types
+
+        service, label = self._session_service(scenario, ctx)
+        session_id = f"s-{uuid.uuid4().hex[:12]}"
+        await service.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=session_id)
+        message = types.Content(role="user", parts=[types.Part(text=scenario.prompt)])
+        return await self._drive(scenario, ctx, service, label, session_id, message, [])
+
+    async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
+                     ) -> SegmentResult:
+        from google.genai import types
+
+        meta = json.loads((snapshot / PAUSE_FILE).read_text())
+        parts = []
+        for req in meta["requests"]:
+            decision = decisions.get(req["call_id"] or "")
+            if decision not in ("approve", "reject"):
+                raise ValueError(f"no decision for pending call {req['call_id']} ({req['tool']})")
+            parts.append(types.Part(function_response=types.FunctionResponse(
+                name=CONFIRMATION, id=req["request_id"], response={"confirmed": decision == "approve"})))
+        service, label = self._session_service(scenario, ctx)
+        message = types.Content(role="user", parts=parts)
+        notes = [f"resumed session {meta['session_id']} with {len(parts)} confirmation response(s)"]
+        return await self._drive(scenario, ctx, service, label, meta["session_id"], message, notes)
+
+    async def _drive(self, scenario: Scenario, ctx: RunContext, service: Any, label: str, session_id: str,
+                     message: Any, notes: list[str]) -> SegmentResult:
+        from google.adk.agents.run_config import RunConfig
+        from google.adk.runners import Runner
+
+        probe: dict[str, Any] = {}
+        agent, settings = self._agent(scenario, ctx, probe)
+        run_kwargs, limits, unsupported = self._limits(scenario)
+        settings.update(session_service=label, **run_kwargs)
+        mechanisms = self.mechanisms(scenario, self.mechanism_table)
+        unsupported += self.unsupported_tool_choice(mechanisms)
+        common: dict[str, Any] = dict(settings=settings, mechanisms=mechanisms, limits=limits,
+                                      unsupported=unsupported, notes=notes)
+        runner = Runner(agent=agent, app_name=APP_NAME, session_service=service)
+        events: list[Any] = []
+        try:
+            async for event in runner.run_async(user_id=USER_ID, session_id=session_id, new_message=message,
+                                                run_config=RunConfig(**run_kwargs)):
+                events.append(event)
+        except Exception as exc:  # the framework ended by raising: map the signal
+            in_model = in_chain(exc, _api_error())
+            counters = self._counters(events, probe, known=not in_model)
+            return SegmentResult(signals=self._raised(exc, probe), counters=counters, **common)
+        finally:
+            await _close(runner, agent)
+        counters = self._counters(events, probe, known=True)
+        pending = self._pending(events)
+        extra: dict[str, Any] = {"events": len(events)}
+        if probe.get("tool_choice_sent"):
+            extra["tool_choice_sent"] = probe["tool_choice_sent"]
+        if pending:
+            ctx.snapshot_dir.mkdir(parents=True, exist_ok=True)
+            meta = {"session_id": session_id, "session_service": label, "requests": pending}
+            (ctx.snapshot_dir / PAUSE_FILE).write_text(json.dumps(meta, indent=1))
+            calls = [PendingCall(call_id=p["call_id"], tool=p["tool"], args=p["args"]) for p in pending]
+            signals = NativeSignals(ended="paused", pending=calls,
+                                    extra={**extra, "confirmation_requests": len(pending)})
+            return SegmentResult(signals=signals, counters=counters, snapshot=str(ctx.snapshot_dir), **common)
+        last = events[-1] if events else None
+        denied = bool(probe.get("deny_fired")) and last is not None and bool(last.actions.skip_summarization) \
+            and any(DENY_MARK in json.dumps(fr.response or {}) for fr in last.get_function_responses())
+        if denied:
+            extra["deny_event"] = "final function response (skip_summarization) from before_tool_callback"
+        if not events:
+            notes.append("the invocation produced no event (nothing left to do in the session)")
+        signals = NativeSignals(ended="returned", final_text=_final_text(events), denied=denied,
+                                finish_reason=_finish_reason(events), extra=extra)
+        return SegmentResult(signals=signals, counters=counters, **common)
+
+    # ------------------------------------------------------------------ mapping
+    @staticmethod
+    def _pending(events: list[Any]) -> list[dict[str, Any]]:
+        """The confirmation requests the segment ended on: adk_request_confirmation calls not answered later."""
+        answered = {fr.id for e in events for fr in e.get_function_responses() if fr.name == CONFIRMATION}
+        out = []
+        for e in events:
+            for fc in e.get_function_calls():
+                if fc.name != CONFIRMATION or fc.id in answered:
+                    continue
+                original = (fc.args or {}).get("originalFunctionCall") or {}
+                out.append({"request_id": fc.id, "call_id": _gid(original.get("id")),
+                            "tool": original.get("name") or "", "args": original.get("args") or {}})
+        return out
+
+    @staticmethod
+    def _raised(exc: Exception, probe: dict[str, Any]) -> NativeSignals:
+        from google.adk.agents.invocation_context import LlmCallsLimitExceededError
+
+        base: dict[str, Any] = dict(ended="raised", exception_type=type(exc).__name__,
+                                    exception_message=str(exc)[:500])
+        if isinstance(exc, LlmCallsLimitExceededError):
+            return NativeSignals(**base, limit="steps", limit_signal="raised")
+        if in_chain(exc, ToolFailed):
+            return NativeSignals(**base, failure="tool")
+        if in_chain(exc, _api_error()):
+            return NativeSignals(**base, failure="model")
+        return NativeSignals(**base, failure="other")
+
+    @staticmethod
+    def _counters(events: list[Any], probe: dict[str, Any], known: bool) -> ReportedCounters:
+        responses = [e for e in events if not e.partial and e.author != "user"
+                     and (e.usage_metadata is not None or e.finish_reason is not None)]
+        usage = [e.usage_metadata for e in responses]
+        tokens_known = known and all(u is not None for u in usage)
+        manager = probe.get("cost_manager")
+        steps = getattr(manager, "_number_of_llm_calls", None) if manager is not None else None
+        return ReportedCounters(
+            model_requests_reported=len(responses) if known else None,
+            tool_calls_requested=sum(len([c for c in e.get_function_calls() if c.name != CONFIRMATION])
+                                     for e in responses) if known else None,
+            runtime_steps=steps if isinstance(steps, int) else None,
+            runtime_step_unit="LLM call",
+            input_tokens_reported=sum(u.prompt_token_count or 0 for u in usage if u) if tokens_known else None,
+            output_tokens_reported=sum(u.candidates_token_count or 0 for u in usage if u) if tokens_known else None,
+            cumulative=False,
+        )
+
+
+def _gemini(gemini: Any, model: str, base_url: str, api_key: str) -> Any:
+    """ADK's Gemini model pointed at `base_url` with `api_key`, the way the release documents: `client_kwargs`
+    (google-adk 2.x since it has the field), else — as the class docstring of the releases before it says —
+    a subclass overriding `api_client` (built as ADK builds it: its tracking headers and retry options)."""
+    if "client_kwargs" in gemini.model_fields:
+        return gemini(model=model, base_url=base_url, client_kwargs={"api_key": api_key})
+    from functools import cached_property
+
+    from google.genai import Client, types
+
+    class KeyedGemini(gemini):
+        @cached_property
+        def api_client(self) -> Client:
+            return Client(api_key=api_key, http_options=types.HttpOptions(
+                base_url=base_url, headers=self._tracking_headers(), retry_options=self.retry_options))
+
+    # `base_url` is a field from 1.2x on (before it, the client's http_options are the only place it goes)
+    return KeyedGemini(model=model, **({"base_url": base_url} if "base_url" in gemini.model_fields else {}))
+
+
+def _api_error() -> type[BaseException]:
+    from google.genai.errors import APIError
+
+    return APIError
+
+
+async def _close(runner: Any, agent: Any) -> None:
+    """Release what the segment opened: the runner's toolsets/plugins and the model's HTTP client."""
+    try:
+        await runner.close()
+    except Exception:  # noqa: BLE001 - closing must not replace the segment's outcome
+        pass
+    model = getattr(agent, "model", None)
+    if model is None:
+        return
+    client = getattr(model, "__dict__", {}).get("client")
+    try:
+        api = client or model.api_client  # the per-loop client the model built for this run
+        await api.aio.aclose()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _tool_choice_for(scenario: Scenario, contents: list[Any]) -> str | None:
+    """The scenario's `tool_choice` for a model call about to send `contents`: the function responses after the
+    last model content, and whether the conversation holds any."""
+    trailing: list[str] = []
+    for content in reversed(contents):
+        if content.role == "model":
+            break
+        trailing += [_gid(p.function_response.id) or "" for p in content.parts or [] if p.function_response]
+    any_results = any(p.function_response for c in contents for p in c.parts or [])
+    return scenario.tool_choice_for(trailing, any_results)
+
+
+def _final_text(events: list[Any]) -> str | None:
+    for e in reversed(events):
+        if e.content and e.content.parts and e.author != "user":
+            text = "".join(p.text for p in e.content.parts if p.text and not p.thought)
+            if text:
+                return text
+    return None
+
+
+def _finish_reason(events: list[Any]) -> str | None:
+    for e in reversed(events):
+        if e.finish_reason is not None:
+            return str(getattr(e.finish_reason, "value", e.finish_reason))
+    return None
+
+
+class GoogleADKErrorDict(GoogleADKAdapter):
+    variant = "error-dict"
+    about = ("tools return the function-tools guide's error dict ({'status': 'error', 'error_message': ...}) "
+             "instead of raising")
+    tool_errors_as_dict = True
+
+
+class GoogleADKInMemory(GoogleADKAdapter):
+    variant = "in-memory"
+    about = "InMemorySessionService (the quick-start's), one per segment: a pause does not survive a new process"
+    capabilities = GoogleADKAdapter.capabilities.model_copy(update={"pause_survives_restart": False})
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **GoogleADKAdapter.mechanism_table,
+        "approval_pause": "FunctionTool(require_confirmation=callable) -> adk_request_confirmation long-running "
+                          "call ends the invocation; InMemorySessionService; resume = a "
+                          "FunctionResponse(adk_request_confirmation, {'confirmed': ...}) to that service",
+    }
+
+    def _session_service(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, str]:
+        from google.adk.sessions import InMemorySessionService
+
+        return InMemorySessionService(), "InMemorySessionService (this process only)"

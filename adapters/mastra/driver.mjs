@@ -1,0 +1,514 @@
+// loopbench's long-lived driver for Mastra (@mastra/core). One process serves many runs.
+//
+// Protocol (version 1, documented in README.md): line-delimited JSON. The driver writes one `hello` line when
+// it is ready, then reads one request per line on stdin and writes exactly one terminal line (`result` or
+// `error`, carrying the request's events) per request on stdout, each tagged with the request's `id`. A
+// malformed line gets an `error` reply with `id: null` and the driver keeps serving. Everything else the process
+// or Mastra prints goes to stderr, so stdout stays protocol-only.
+//
+// The adapter (adapters/mastra_agent.py) maps what this driver reports onto loopbench's native signals; this
+// file only runs Mastra and reports what it said. It knows nothing about scenarios beyond the request.
+
+import http from 'node:http';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+const PROTOCOL_VERSION = 1;
+const HERE = new URL('.', import.meta.url);
+const STORE_FILE = 'mastra.db'; // the Mastra instance's LibSQL storage, one per business task (ctx.task_dir)
+const PAUSE_FILE = 'pause.json'; // what the app keeps of a pause: the run id and the pending calls
+
+// ---- keep stdout for the protocol only
+const writeProtocol = process.stdout.write.bind(process.stdout);
+process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
+for (const name of ['log', 'info', 'debug']) console[name] = (...args) => console.error(...args);
+
+function send(message) {
+  writeProtocol(JSON.stringify(message) + '\n');
+}
+
+function packageVersion(name) {
+  try {
+    return JSON.parse(readFileSync(new URL(`node_modules/${name}/package.json`, HERE), 'utf8')).version;
+  } catch {
+    return null;
+  }
+}
+
+// Mastra's own defaults, read from the installed source (reported, never assumed): the loop's stop condition
+// when neither maxSteps nor stopWhen is given, and the model-call retries when modelSettings.maxRetries is unset.
+function mastraDefaults() {
+  const out = { stopWhen: null, maxSteps: null, agent_maxRetries: null, loop_retries_fallback: null,
+    retry_min_timeout_ms: null, retry_factor: null };
+  try {
+    const dist = new URL('node_modules/@mastra/core/dist/', HERE);
+    const src = readdirText(dist);
+    const stop = /else stopWhenToUse = stopWhen \?\? stepCountIs\((\d+)\)/.exec(src);
+    // the loop retries `modelSettings.maxRetries ?? 2` times, but the agent fills modelSettings.maxRetries with its
+    // own `maxRetries`, whose default is the constructor's `config.maxRetries ?? 0`
+    const retries = /retries: modelSettings\?\.maxRetries \?\? (\d+)/.exec(src);
+    const agentRetries = /this\.maxRetries = config\.maxRetries \?\? (\d+);/.exec(src);
+    const minTimeout = /const RETRY_MIN_TIMEOUT_MS = ([\de.]+);/.exec(src);
+    const factor = /const RETRY_BACKOFF_FACTOR = ([\d.]+);/.exec(src);
+    if (stop) { out.stopWhen = `stepCountIs(${stop[1]})`; out.maxSteps = Number(stop[1]); }
+    if (retries) out.loop_retries_fallback = Number(retries[1]);
+    if (agentRetries) out.agent_maxRetries = Number(agentRetries[1]);
+    if (minTimeout) out.retry_min_timeout_ms = Number(minTimeout[1]);
+    if (factor) out.retry_factor = Number(factor[1]);
+  } catch {
+    // unknown stays null
+  }
+  return out;
+}
+
+// the chunk of dist/ that holds the Agent's loop (its file name carries a build hash): read the agent entry's
+// imports to find it
+function readdirText(dist) {
+  const entry = readFileSync(new URL('agent/index.js', dist), 'utf8');
+  const chunks = [...entry.matchAll(/from "\.\.\/([^"]+\.js)"/g)].map((m) => m[1]);
+  return chunks.map((c) => { try { return readFileSync(new URL(c, dist), 'utf8'); } catch { return ''; } }).join('\n');
+}
+
+let sdk; // the imported modules, once per process
+let defaults;
+
+const neutralId = (id) => (typeof id === 'string' ? id.replace(/^call_/, '') : id);
+
+class HarnessError extends Error {}
+
+function describeError(error, depth = 0) {
+  if (error == null || typeof error !== 'object') return { name: typeof error, message: String(error) };
+  const out = {
+    name: error.name ?? error.constructor?.name ?? 'Error',
+    constructor: error.constructor?.name ?? null,
+    message: String(error.message ?? '').slice(0, 1000),
+  };
+  for (const key of ['id', 'domain', 'category', 'statusCode', 'isRetryable', 'reason', 'url', 'timeoutType',
+    'toolName', 'toolCallId']) {
+    if (error[key] !== undefined && typeof error[key] !== 'object') out[key] = error[key];
+  }
+  if (depth < 3) {
+    if (error.lastError) out.lastError = describeError(error.lastError, depth + 1);
+    if (Array.isArray(error.errors)) out.attempts = error.errors.length;
+    if (error.cause) out.cause = describeError(error.cause, depth + 1);
+  }
+  return out;
+}
+
+// ---- the ledger's HTTP face (node:http with one keep-alive agent, as the vercel driver does)
+let ledgerInFlight = 0;
+let ledgerSince = null;
+let ledgerCpuUs = 0;
+const cpuUs = () => { const u = process.cpuUsage(); return u.user + u.system; };
+const ledgerAgent = new http.Agent({ keepAlive: true });
+
+async function ledgerPost(req, path, body, signal) {
+  if (ledgerInFlight++ === 0) ledgerSince = cpuUs();
+  try {
+    return await ledgerPostOnce(req, path, body, signal);
+  } finally {
+    if (--ledgerInFlight === 0) ledgerCpuUs += cpuUs() - ledgerSince;
+  }
+}
+
+function ledgerPostOnce(req, path, body, signal) {
+  const url = new URL(`${req.base_url.replace(/\/$/, '')}/ledger/${encodeURIComponent(req.run_id)}/${path}`);
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, {
+      method: 'POST', agent: ledgerAgent, signal,
+      headers: {
+        'content-type': 'application/json', 'content-length': Buffer.byteLength(payload),
+        'x-loopbench-token': req.ledger_token,
+      },
+    }, (response) => {
+      const chunks = [];
+      response.on('data', (chunk) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (response.statusCode < 200 || response.statusCode >= 300) {
+          reject(new HarnessError(`ledger ${path} answered HTTP ${response.statusCode}: ${text.slice(0, 300)}`));
+          return;
+        }
+        try {
+          resolve(JSON.parse(text));
+        } catch {
+          reject(new HarnessError(`ledger ${path} answered with no JSON: ${text.slice(0, 300)}`));
+        }
+      });
+    });
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
+
+const VARIANTS = ['default', 'stream'];
+
+function validate(req) {
+  const need = {
+    run: ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'prompt', 'tools', 'snapshot_dir',
+      'task_dir'],
+    resume: ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'tools', 'snapshot_dir',
+      'task_dir', 'snapshot', 'decisions'],
+  }[req.op];
+  const missing = need.filter((k) => req[k] === undefined || req[k] === null);
+  if (missing.length) return `missing field(s): ${missing.join(', ')}`;
+  if (!Array.isArray(req.tools)) return '`tools` must be a list';
+  if (!VARIANTS.includes(req.variant)) return `unknown variant ${JSON.stringify(req.variant)}`;
+  if (req.deny != null && !['stop', 'continue'].includes(req.deny)) return `unknown deny intent ${JSON.stringify(req.deny)}`;
+  if (req.tool_choice != null && !Array.isArray(req.tool_choice)) return '`tool_choice` must be a list of rules';
+  return null;
+}
+
+// a tool call as Mastra reports it in a step (a chunk `{type, payload: {...}}` or a flat AI SDK part)
+const callOf = (c) => ({ toolCallId: c?.payload?.toolCallId ?? c?.toolCallId, toolName: c?.payload?.toolName ?? c?.toolName });
+
+// the scenario's tool_choice for the step about to send `messages`: Mastra's prepareStep gets its own stored
+// messages (MastraDBMessage: an assistant message holds each step's `tool-invocation` parts, state 'result' once
+// the tool ran, steps separated by 'step-start' parts), not AI SDK model messages. A rule with `after: null` is the
+// opening call (no tool result yet), one with `after: <regex>` the call after that call's result (a result of the
+// step just finished: the last message's invocations after its last step boundary)
+function toolChoiceFor(rules, messages) {
+  const results = (parts) => parts.filter((p) => p?.type === 'tool-invocation' && p.toolInvocation?.state === 'result')
+    .map((p) => neutralId(p.toolInvocation.toolCallId));
+  const partsOf = (m) => (Array.isArray(m?.content?.parts) ? m.content.parts : []);
+  const anyResults = messages.some((m) => results(partsOf(m)).length > 0);
+  const last = partsOf(messages[messages.length - 1]);
+  let end = last.length;
+  while (end > 0 && last[end - 1]?.type === 'step-start') end -= 1;
+  const begin = last.slice(0, end).map((p) => p?.type).lastIndexOf('step-start') + 1;
+  const trailing = results(last.slice(begin, end));
+  for (const rule of rules) {
+    if (rule.after == null ? !anyResults : trailing.some((id) => new RegExp(rule.after).test(id))) {
+      return ['auto', 'none', 'required'].includes(rule.choice) ? rule.choice : { type: 'tool', toolName: rule.choice };
+    }
+  }
+  return null;
+}
+
+// ---- one run segment (a run from the prompt, or a resume of the run held in the task's storage)
+async function runSegment(req, store) {
+  const { Agent, Mastra, createTool, LibSQLStore, z } = sdk;
+  const emit = (event, data) => store.events.push({ event, ...data });
+  const limits = req.limits ?? {};
+  const approvalOf = Object.fromEntries(req.tools.map((t) => [t.name, t.approval ?? 'none']));
+  const denyIntent = req.deny ?? 'stop';
+  const deniedTools = req.tools.filter((t) => approvalOf[t.name] === 'deny').map((t) => t.name);
+  const stopTools = denyIntent === 'stop' ? deniedTools : [];
+  const streaming = req.variant === 'stream';
+
+  const tools = {};
+  for (const spec of req.tools) {
+    const needsApproval = approvalOf[spec.name] === 'required';
+    tools[spec.name] = createTool({
+      id: spec.name,
+      description: spec.description,
+      inputSchema: z.fromJSONSchema(spec.parameters),
+      // the function form of requireApproval is Mastra's per-call approval check point: record it there (it gets
+      // the input, not the call id)
+      ...(needsApproval ? {
+        requireApproval: async (input) => {
+          await ledgerPost(req, 'authorize', { tool: spec.name, args: input ?? {}, call_id: null,
+            decision: 'approval required' });
+          emit('authorize', { tool: spec.name, call_id: null, decision: 'approval required' });
+          return true;
+        },
+      } : {}),
+      execute: async (input, context) => {
+        const callId = neutralId(context?.toolCallId ?? context?.agent?.toolCallId ?? null);
+        emit('tool-start', { tool: spec.name, call_id: callId });
+        let answer;
+        try {
+          answer = await ledgerPost(req, 'call', { tool: spec.name, args: input ?? {}, call_id: callId },
+            context?.abortSignal);
+        } catch (error) {
+          if (error instanceof HarnessError) store.harnessErrors.push(error.message);
+          emit('tool-end', { tool: spec.name, call_id: callId, ok: false, error: describeError(error).name });
+          throw error;
+        }
+        emit('tool-end', { tool: spec.name, call_id: callId, ok: answer.ok, error_kind: answer.error_kind ?? null });
+        if (!answer.ok) throw new Error(answer.text); // Mastra's own tool-error path
+        return answer.text;
+      },
+    });
+  }
+
+  // policy denial: the documented beforeToolCall hook skips the call and hands the model `output` as its result
+  const deniedCalls = [];
+  const hooks = deniedTools.length ? {
+    beforeToolCall: async ({ toolName, input, context }) => {
+      if (!deniedTools.includes(toolName)) return undefined;
+      const callId = neutralId(context?.toolCallId ?? context?.agent?.toolCallId ?? null);
+      await ledgerPost(req, 'authorize', { tool: toolName, args: input ?? {}, call_id: callId, decision: 'denied by policy' });
+      emit('authorize', { tool: toolName, call_id: callId, decision: 'denied by policy' });
+      deniedCalls.push({ call_id: callId, tool: toolName });
+      return { proceed: false, output: 'Tool call denied by policy.' };
+    },
+  } : undefined;
+
+  const model = { id: `openai/${req.model_id}`, url: `${req.base_url.replace(/\/$/, '')}/v1`, apiKey: req.api_key };
+  const settings = {
+    api: streaming ? 'agent.stream()' : 'agent.generate()',
+    model: "model router config {id: 'openai/<model>', url: <server>/v1, apiKey} (Chat Completions)",
+    storage: `LibSQLStore({url: 'file:<task_dir>/${STORE_FILE}'}) on the Mastra instance`,
+    maxRetries: `not set (Agent default maxRetries: ${defaults.agent_maxRetries ?? 'unknown'})`,
+  };
+  const options = {};
+  let stepBound = null;
+  if (limits.max_model_calls != null) {
+    stepBound = limits.max_model_calls;
+    options.maxSteps = stepBound;
+    settings.maxSteps = stepBound;
+  } else if (stopTools.length && defaults.maxSteps != null) {
+    // a stopWhen without maxSteps replaces Mastra's default stepCountIs(n): restate the installed default
+    stepBound = defaults.maxSteps;
+    options.maxSteps = stepBound;
+    settings.maxSteps = `${stepBound} (the Mastra default, restated: a stopWhen alone replaces it)`;
+  } else {
+    stepBound = defaults.maxSteps;
+    settings.maxSteps = `not set (Mastra default: ${defaults.stopWhen ?? 'unknown'})`;
+  }
+  if (stopTools.length) {
+    // the loop ends after the step that called a denied tool
+    options.stopWhen = ({ steps }) => (steps.at(-1)?.toolCalls ?? []).some((c) => stopTools.includes(callOf(c).toolName));
+    settings.stopWhen = `step's toolCalls include ${stopTools.join(', ')} (a stopWhen predicate)`;
+  }
+  if (hooks) {
+    options.hooks = hooks;
+    settings.hooks = `beforeToolCall returning {proceed: false, output} for ${deniedTools.join(', ')}`;
+  }
+  if (limits.deadline_s != null) {
+    options.modelSettings = { timeout: { totalMs: Math.round(limits.deadline_s * 1000) } };
+    settings.timeout = options.modelSettings.timeout;
+  }
+  const choiceRules = req.tool_choice ?? [];
+  if (choiceRules.length) {
+    options.prepareStep = ({ messages: sent }) => {
+      const toolChoice = toolChoiceFor(choiceRules, sent ?? []);
+      return toolChoice ? { toolChoice } : undefined;
+    };
+    settings.prepareStep = `toolChoice per step: ${choiceRules.map((r) => `${r.after ?? 'opening call'} -> ${r.choice}`).join('; ')}`;
+  }
+  const approvalTools = req.tools.filter((t) => approvalOf[t.name] === 'required').map((t) => t.name);
+  if (approvalTools.length) settings.requireApproval = approvalTools;
+
+  const deniedList = deniedTools.length ? deniedTools.join(', ') : '<tool>';
+  const mechanisms = {
+    deny_stop: `hooks.beforeToolCall returning {proceed: false, output} for ${deniedList} + stopWhen on a step that `
+      + `called ${deniedList} (the loop ends after that step)`,
+    deny_continue: `hooks.beforeToolCall returning {proceed: false, output} for ${deniedList} (the model gets the `
+      + 'output as the tool result; the loop goes on)',
+    approval_pause: streaming
+      ? "createTool({requireApproval}) -> a 'tool-call-approval' chunk, the run suspended in the Mastra storage "
+        + '(LibSQLStore in the task dir); resumed with agent.approveToolCall/declineToolCall({runId, toolCallId})'
+      : "createTool({requireApproval}) -> finishReason 'suspended' with suspendPayload, the run suspended in the "
+        + 'Mastra storage (LibSQLStore in the task dir); resumed with agent.approveToolCallGenerate/'
+        + 'declineToolCallGenerate({runId, toolCallId})',
+    reject: streaming
+      ? 'agent.declineToolCall({runId, toolCallId}) on resume (the model gets the decline message)'
+      : 'agent.declineToolCallGenerate({runId, toolCallId}) on resume (the model gets the decline message)',
+    tool_choice_first: "prepareStep returning {toolChoice} for the step the turn answers (chosen from the step's "
+      + "stored messages; 'none' makes Mastra send no tools)",
+    tool_choice_later: "prepareStep returning {toolChoice} for the step the turn answers (chosen from the step's "
+      + "stored messages; 'none' makes Mastra send no tools)",
+  };
+
+  const steps = [];
+  options.onStepFinish = (step) => {
+    const summary = {
+      step: steps.length + 1,
+      finish_reason: step.finishReason ?? null,
+      tool_calls: (step.toolCalls ?? []).map((c) => ({ call_id: neutralId(callOf(c).toolCallId), tool: callOf(c).toolName })),
+      input_tokens: step.usage?.inputTokens ?? null,
+      output_tokens: step.usage?.outputTokens ?? null,
+    };
+    steps.push(summary);
+    emit('step', summary);
+  };
+
+  // the Mastra instance with its storage: the task's one live database (every segment of the task opens it)
+  await mkdir(req.task_dir, { recursive: true });
+  const storage = new LibSQLStore({ id: 'loopbench-task', url: `file:${req.task_dir}/${STORE_FILE}` });
+  const agentDef = new Agent({ id: 'support-agent', name: 'support-agent', instructions: 'You are a helpful assistant.',
+    model, tools });
+  const mastra = new Mastra({ agents: { agent: agentDef }, storage, logger: false });
+  const agent = mastra.getAgent('agent');
+
+  emit('started', { op: req.op, variant: req.variant, settings });
+  let output = null;
+  let thrown = null;
+  const approvalChunks = [];
+  const resumed = [];
+  let pauseBefore = null;
+  try {
+    if (req.op === 'run') {
+      output = await drive(streaming ? await agent.stream(req.prompt, options) : await agent.generate(req.prompt, options),
+        streaming, approvalChunks);
+    } else {
+      pauseBefore = JSON.parse(await readFile(`${req.snapshot}/${PAUSE_FILE}`, 'utf8'));
+      // one decision per pending call, in the order the run suspended them; a call without a decision stays pending
+      for (const p of pauseBefore.pending) {
+        const decision = req.decisions[p.call_id];
+        if (decision === undefined) continue;
+        const args = { ...options, runId: pauseBefore.run_id, toolCallId: p.tool_call_id };
+        const approve = decision === 'approve';
+        resumed.push({ call_id: p.call_id, decision });
+        let res;
+        if (streaming) res = approve ? await agent.approveToolCall(args) : await agent.declineToolCall(args);
+        else res = approve ? await agent.approveToolCallGenerate(args) : await agent.declineToolCallGenerate(args);
+        output = await drive(res, streaming, approvalChunks);
+        if (output.finishReason !== 'suspended') break;
+      }
+      if (output === null) throw new HarnessError('the resume carried no decision for any pending call');
+    }
+  } catch (error) {
+    if (error instanceof HarnessError) throw error;
+    thrown = describeError(error);
+  } finally {
+    await storage.close?.().catch?.(() => {});
+  }
+
+  const out = {
+    id: req.id, type: 'result', settings, mechanisms, steps, harness_errors: store.harnessErrors,
+    deny: { intent: denyIntent, denied_tools: deniedTools, stop_tools: stopTools, step_bound: stepBound },
+    denied: deniedCalls, resumed,
+  };
+  if (thrown) {
+    return { ...out, ended: 'raised', thrown, step_count_source: 'onStepFinish callbacks',
+      pending_before_resume: pauseBefore ? pauseBefore.pending.length : null };
+  }
+  if (output.error) {
+    // Mastra returned (did not throw) with an error on the result: reported as it is, the adapter decides
+    out.result_error = describeError(output.error);
+  }
+
+  const resultSteps = output.steps ?? [];
+  const last = resultSteps.at(-1);
+  const lastCalls = (last?.toolCalls ?? []).map(callOf);
+  const lastResults = new Set((last?.toolResults ?? []).map((r) => r?.payload?.toolCallId ?? r?.toolCallId));
+  const pending = [];
+  if (output.finishReason === 'suspended') {
+    const payloads = approvalChunks.length ? approvalChunks : (output.suspendPayload ? [output.suspendPayload] : []);
+    const seen = new Set();
+    for (const p of payloads) {
+      if (!p?.toolCallId || seen.has(p.toolCallId)) continue;
+      seen.add(p.toolCallId);
+      pending.push({ tool_call_id: p.toolCallId, call_id: neutralId(p.toolCallId), tool: p.toolName, input: p.args ?? {} });
+    }
+  }
+  let snapshot = null;
+  if (pending.length) {
+    await mkdir(req.snapshot_dir, { recursive: true });
+    await writeFile(`${req.snapshot_dir}/${PAUSE_FILE}`, JSON.stringify({ run_id: output.runId, pending, store: STORE_FILE }));
+    snapshot = req.snapshot_dir;
+    for (const p of pending) emit('approval-request', { tool: p.tool, call_id: p.call_id });
+  }
+  const usage = output.totalUsage ?? output.usage ?? {};
+  return {
+    ...out,
+    ended: pending.length ? 'paused' : 'returned',
+    finish_reason: output.finishReason ?? null,
+    run_id: output.runId ?? null,
+    text: output.text ?? '',
+    step_count: resultSteps.length,
+    step_count_source: 'result.steps',
+    usage: { input_tokens: usage.inputTokens ?? null, output_tokens: usage.outputTokens ?? null,
+      source: output.totalUsage ? 'result.totalUsage' : 'result.usage' },
+    tool_calls_requested: resultSteps.reduce((a, s) => a + (s.toolCalls?.length ?? 0), 0) + pending.length,
+    result_steps: resultSteps.map((s) => ({ finish_reason: s.finishReason ?? null,
+      tool_calls: (s.toolCalls ?? []).map((c) => ({ call_id: neutralId(callOf(c).toolCallId), tool: callOf(c).toolName })) })),
+    last_step: last ? {
+      finish_reason: last.finishReason ?? null,
+      tool_calls: lastCalls.length,
+      tool_outputs: lastCalls.filter((c) => lastResults.has(c.toolCallId)).length,
+      denied_stop_calls: lastCalls.filter((c) => stopTools.includes(c.toolName))
+        .map((c) => ({ call_id: neutralId(c.toolCallId), tool: c.toolName })),
+    } : null,
+    pending,
+    pending_before_resume: pauseBefore ? pauseBefore.pending.length : null,
+    snapshot,
+  };
+}
+
+// generate(): the output object itself; stream(): read the full stream (collecting the approval chunks, as the
+// docs' loop does), then its full output
+async function drive(res, streaming, approvalChunks) {
+  if (!streaming) return res;
+  for await (const chunk of res.fullStream) {
+    if (chunk.type === 'tool-call-approval') approvalChunks.push(chunk.payload);
+  }
+  const full = await res.getFullOutput();
+  return { ...full, runId: full.runId ?? res.runId, finishReason: full.finishReason ?? (await res.finishReason) };
+}
+
+async function handle(req) {
+  if (req.op === 'ping') return { id: req.id, type: 'result', pong: true, pid: process.pid };
+  const problem = validate(req);
+  if (problem) return { id: req.id, type: 'error', error: `bad ${req.op} request: ${problem}` };
+  const store = { harnessErrors: [], events: [] };
+  try {
+    return { ...(await runSegment(req, store)), events: store.events };
+  } catch (error) {
+    const d = describeError(error);
+    return { id: req.id, type: 'error', error: `${d.name}: ${d.message}`, detail: d, stack: error?.stack ?? null,
+      events: store.events };
+  }
+}
+
+function onLine(line, inflight) {
+  if (!line.trim()) return;
+  let req;
+  try {
+    req = JSON.parse(line);
+  } catch (error) {
+    send({ id: null, type: 'error', error: `malformed request (not JSON): ${error.message}` });
+    return;
+  }
+  if (req === null || typeof req !== 'object' || Array.isArray(req)) {
+    send({ id: null, type: 'error', error: 'malformed request: not a JSON object' });
+    return;
+  }
+  const id = typeof req.id === 'string' || typeof req.id === 'number' ? req.id : null;
+  if (id === null) {
+    send({ id: null, type: 'error', error: 'malformed request: `id` must be a string or a number' });
+    return;
+  }
+  if (!['ping', 'run', 'resume'].includes(req.op)) {
+    send({ id, type: 'error', error: `unknown op ${JSON.stringify(req.op)} (expected ping, run or resume)` });
+    return;
+  }
+  const cpuStart = cpuUs();
+  const ownStart = ledgerCpuUs;
+  const work = handle(req)
+    .catch((error) => ({ id, type: 'error', error: `driver bug: ${error?.stack ?? error}` }))
+    .then((answer) => send({ ...answer, cpu_us: cpuUs() - cpuStart, own_cpu_us: ledgerCpuUs - ownStart }))
+    .finally(() => inflight.delete(work));
+  inflight.add(work);
+}
+
+async function main() {
+  try {
+    const [agentMod, coreMod, toolsMod, libsqlMod, zodMod] = await Promise.all([
+      import('@mastra/core/agent'), import('@mastra/core'), import('@mastra/core/tools'), import('@mastra/libsql'),
+      import('zod')]);
+    sdk = { Agent: agentMod.Agent, Mastra: coreMod.Mastra, createTool: toolsMod.createTool,
+      LibSQLStore: libsqlMod.LibSQLStore, z: zodMod.z };
+  } catch (error) {
+    send({ type: 'hello', ok: false, protocol: PROTOCOL_VERSION, error: `cannot import Mastra: ${error.message}` });
+    process.exit(1);
+  }
+  defaults = mastraDefaults();
+  send({
+    type: 'hello', ok: true, protocol: PROTOCOL_VERSION, pid: process.pid, node: process.version,
+    packages: Object.fromEntries(['@mastra/core', '@mastra/libsql', 'zod'].map((n) => [n, packageVersion(n)])),
+    defaults,
+  });
+  const inflight = new Set();
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  lines.on('line', (line) => onLine(line, inflight));
+  lines.on('close', () => Promise.allSettled([...inflight]).then(() => process.exit(0)));
+}
+
+main();

@@ -1,0 +1,570 @@
+"""Pydantic AI adapter (`pydantic-ai`, distribution `pydantic-ai-slim`).
+
+Translation of the neutral scenario into native controls (the `default` variant keeps every other default):
+- model: the scenario's model is a Claude model (`claude-sonnet-4-5`), and pydantic-ai's docs connect Claude with
+  `AnthropicModel` + `AnthropicProvider` (models/anthropic.md), so the default does too:
+  `AnthropicModel(scenario.model.id, provider=AnthropicProvider(anthropic_client=...))`, one
+  `AsyncAnthropic(base_url=<scripted server>)` (the client adds /v1/messages; pydantic-ai sends
+  `client.beta.messages.create`) per worker event loop, `.with_options(api_key=<run key>)` per run (the provider's
+  documented `anthropic_client=` argument; `AnthropicProvider(api_key=, base_url=)` would build a new HTTP client per
+  run: providers/anthropic.py `AnthropicProvider.__init__`). `agent.run`'s requests reach the server as streams
+  (`stream: true`): with no `max_tokens` set, pydantic-ai sends the model's maximum output, above the SDK's
+  non-streaming ceiling, and streams behind the scenes (models/anthropic `_default_max_tokens`, `_messages_create`). The
+  pairing matters beyond the wire: the provider's name ('anthropic') is what genai-prices prices the model under, so it
+  decides whether `cost_limit` can be enforced (below). The `anthropic` client's own retries are left at its default
+  (max_retries=2, honouring `retry-after`; it retries 408/409/429/5xx unless the response says `x-should-retry: false`):
+  pydantic-ai forwards `ModelSettings['max_retries']` only when set (models/_sdk_retries.py `with_max_retries`, used by
+  models/anthropic `_messages_create`). The `openai-chat` variant keeps the OpenAI-compatible idiom instead
+  (`OpenAIChatModel` + `OpenAIProvider(openai_client=AsyncOpenAI(base_url=<server>/v1))`), the way a user reaches a
+  model through an OpenAI-compatible endpoint; tool-call ids are `toolu_<id>` on Messages and `call_<id>` on Chat
+  Completions, mapped per variant (pending calls, ledger calls and authorize events, deferred tool results,
+  tool_choice);
+- tools: `Tool.from_schema(function, name, description, json_schema, takes_ctx=True)` per scenario tool, each
+  executing through the ledger with `RunContext.tool_call_id`. A failed call follows the docs' rule of thumb
+  (tools-advanced.md "Tool Execution, Retries, and Failures"): `ModelRetry` "when the model should try the tool
+  call again" — a recoverable error or a timeout (the docs treat a tool timeout as "a retryable failure") —
+  and `ToolFailed` "when the call is done and the result is a failure" — a fatal error (a definitive upstream
+  error). The choice is the tool's own: it reads the error kind its service answered (the ledger's
+  `error_kind`), never the scenario. `ModelRetry` counts against the tool's retry budget (default 1,
+  `Tool(max_retries)` / `Agent(retries)`): the tool's second consecutive failure ends the run with
+  `UnexpectedModelBehavior("Tool ... exceeded max retries count of 1")` raised from the `ModelRetry`
+  (tool_manager.py `_check_max_retries`) -> failure="tool". `ToolFailed` consumes no budget; the model sees the
+  failure (a ToolReturnPart with outcome='failed') and the loop goes on. An ordinary exception would escape the
+  run (the third documented path); it is used only for the stop-on-deny intent below;
+- limits: `UsageLimits` (usage.py): max model calls -> `request_limit` (checked at the start of each step,
+  before the request: `check_before_request`, `usage.requests >= request_limit`); unset: the default
+  `UsageLimits().request_limit` (50) is recorded as the native translation. Token budget ->
+  `total_tokens_limit` (checked after each response, `check_tokens`, and before each request on the total so
+  far): the response that crosses it is already paid for. Cost budget -> `cost_limit` (USD, a Decimal): the cost
+  is genai-prices' price of the model under the provider's name (`RunUsage.cost`, checked after each response
+  like the tokens). Under `AnthropicProvider` ('anthropic') `claude-sonnet-4-5` is priced and the limit raises
+  after the response that crosses it; under `OpenAIProvider` ('openai', the `openai-chat` variant) genai-prices
+  has no price for it, `RunUsage.cost` stays None and pydantic-ai warns (`CostNotFoundWarning`,
+  usage.py `UsageLimits._warn_if_cost_unavailable`) instead of enforcing: the warning is recorded in the
+  segment's notes. Deadline ->
+  `agent.run(timeout=deadline_s)`: the run is cancelled and raises `RunTimedOut` (a `RunCancelled` carrying the
+  run's usage and messages). `UsageLimitExceeded` -> limit="steps" when its message names `request_limit`,
+  "budget" when it names a token or cost limit, limit_signal="raised"; `RunTimedOut` -> limit="deadline";
+- `approval: required` -> `requires_approval=True` on the tool (the docs' idiom for a tool that always needs
+  approval; deferred-tools.md) and `output_type=[str, DeferredToolRequests]`: the run ends with a
+  `DeferredToolRequests` output; its `approvals` are the pending calls. No user approval code runs (the flag is
+  static), so no `authorize` event is recorded for it. The pause is the message history,
+  `ModelMessagesTypeAdapter.dump_json(result.all_messages())`, in the snapshot dir; resume (a new process) =
+  `agent.run(message_history=..., deferred_tool_results=DeferredToolResults(approvals={call id: True | False}))`
+  keyed by the call ids saved at the pause (approve -> True; reject -> False, which pydantic-ai turns into its
+  default `ToolDenied()`: "The tool call was denied." to the model, the loop goes on). `message_history` carries
+  the messages only: the resumed run starts a fresh `RunUsage`, so `request_limit` counts from 0 again
+  (conversation.py `Conversation` docstring says so); the `conversation` variant carries the usage;
+- `approval: deny`, by the scenario's intent (`policy.deny`): "continue" -> the denied tool is
+  `requires_approval=True` and a `HandleDeferredToolCalls(handler)` capability answers its calls inline with
+  `ToolDenied(message)` (the docs' own example: "the handler denies this call, so the model sees the denial
+  message instead"): the tool never runs, the loop goes on; the handler records the `authorize` event. "stop" ->
+  the tool records `authorize` and raises (kit's `ToolDenied`), an ordinary exception, which "propagates out of
+  the agent run and is not sent back to the model" (tools-advanced.md); `denied=True` only when that exception
+  is in the raised chain. (`RunContext.cancel()` also stops a run from a tool, but its `RunCancelled` carries no
+  reason of the tool's, so a denial could not be told from any other cancellation.)
+- `tool_choice` -> a capability whose `get_model_settings()` returns a callable (`RunContext` -> `ModelSettings`),
+  the docs' per-step idiom ("Dynamic tool choice via capabilities"): the choice for the request about to be sent,
+  from the tool results after its last response; a static `tool_choice='required'` is refused by `agent.run`.
+
+Variants (`iter` and `conversation` keep the default's AnthropicModel): `iter` drives the same agent with `async with
+agent.iter(...) as run: async for node in run` (the graph-node idiom the docs show for step-by-step control);
+`run.usage` is there even after a raise, so it reports counters where `agent.run`'s exceptions carry none
+(`UsageLimitExceeded` has no usage: usage.py / exceptions.py). `conversation` pauses with the run's `Conversation`
+(`result.conversation`, serialized with `ConversationTypeAdapter`) and resumes with `agent.run(conversation=...,
+deferred_tool_results=conversation.deferred_tool_requests.build_results(...))`: the conversation carries its
+`RunUsage`, so the request limit counts the whole business task and the counters are cumulative. `openai-chat` is the
+default with `OpenAIChatModel` + `OpenAIProvider` (see model, above): only the model and the call-id prefix change.
+
+Signal mapping (no scenario knowledge): a `DeferredToolRequests` output -> paused; `UsageLimitExceeded` -> limit
+(raised); `RunTimedOut` -> limit="deadline" (raised); kit's `ToolDenied` in the chain -> denied;
+`UnexpectedModelBehavior` raised from a `ModelRetry` (retries exhausted) -> failure="tool"; `ModelAPIError`
+(`ModelHTTPError`, e.g. `ModelServerError` for a 5xx, with the status code: models/anthropic/_errors.py `map_api_errors`
+wraps the anthropic `APIStatusError` the client raises after its own retries) or an anthropic / openai `APIError` in the
+chain -> failure="model"; anything else -> failure="other". Counters: `result.usage` (requests, input/output tokens,
+cost when priced) on a return or a pause; `RunCancelled.usage` after a cancellation or timeout; null after any other
+exception of `agent.run` (the iter variant reads `run.usage`). runtime_steps = `RunUsage.requests` ("model responses
+committed to the run's history, one per step of the agent loop": what request_limit bounds; the provider client's hidden
+retries are not in it), unit "request". Output validation retries (`output_retries`) would also count against the run:
+no scenario uses structured output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import warnings
+import weakref
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, ClassVar
+
+from loopbench.adapters.kit import ANTHROPIC_ID_PREFIX, OPENAI_ID_PREFIX, ToolDenied, in_chain, neutral_id
+from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
+from loopbench.harness.ledger.http import LedgerClient
+from loopbench.harness.record import (
+    LimitKind,
+    LimitTranslation,
+    NativeSignals,
+    PendingCall,
+    ReportedCounters,
+    SegmentResult,
+)
+from loopbench.harness.scenario import Scenario
+
+HISTORY_FILE = "messages.json"
+CONVERSATION_FILE = "conversation.json"
+PENDING_FILE = "pending.json"
+STEP_UNIT = "request"
+NATIVE_LIMITS = {"max_model_calls": "request_limit", "max_total_tokens": "total_tokens_limit",
+                 "max_cost_usd": "cost_limit"}
+
+
+# one SDK client per event loop, SDK and server (its connections belong to the loop); a run gets a copy with its key
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], Any]] = weakref.WeakKeyDictionary()
+
+
+def _client(sdk: str, base_url: str, api_key: str) -> Any:
+    """`sdk`: "anthropic" (AsyncAnthropic, base_url without /v1) or "openai" (AsyncOpenAI, base_url with /v1)."""
+    per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
+    if (sdk, base_url) not in per_loop:
+        if sdk == "anthropic":
+            from anthropic import AsyncAnthropic
+
+            per_loop[(sdk, base_url)] = AsyncAnthropic(base_url=base_url, api_key=api_key)
+        else:
+            from openai import AsyncOpenAI
+
+            per_loop[(sdk, base_url)] = AsyncOpenAI(base_url=base_url, api_key=api_key)
+    return per_loop[(sdk, base_url)].with_options(api_key=api_key)
+
+
+def _usage(holder: Any) -> Any:
+    """A run's `RunUsage`: a property since 2.0 (a method in 1.x)."""
+    usage = holder.usage
+    return usage() if inspect.ismethod(usage) else usage
+
+
+def _args(part: Any) -> dict[str, Any]:
+    try:
+        return dict(part.args_as_dict())
+    except Exception:  # unparsable arguments: what the model sent, as text
+        return {"_raw": str(part.args)}
+
+
+def _tool_choice(scenario: Scenario, messages: list[Any], prefix: str) -> str | None:
+    """The scenario's `tool_choice` for the request about to send `messages`: the tool results after the last
+    response, and whether the conversation holds any."""
+    from pydantic_ai.messages import ModelRequest, ModelResponse, ToolReturnPart
+
+    trailing: list[str] = []
+    for m in reversed(messages):
+        if isinstance(m, ModelResponse):
+            break
+        if isinstance(m, ModelRequest):
+            trailing += [neutral_id(p.tool_call_id, prefix) or "" for p in m.parts if isinstance(p, ToolReturnPart)]
+    any_results = any(isinstance(p, ToolReturnPart) for m in messages if isinstance(m, ModelRequest)
+                      for p in m.parts)
+    return scenario.tool_choice_for(trailing, any_results)
+
+
+TOOL_CHOICE = ("a capability whose get_model_settings() returns a callable (RunContext -> ModelSettings("
+               "tool_choice=...)) for the request about to be sent, from ctx.messages (the docs' per-step idiom)")
+
+
+class PydanticAIAdapter(Adapter):
+    id = "pydantic-ai"
+    distribution = "pydantic-ai-slim"
+    packages = ("anthropic", "openai", "genai-prices")
+    extra = "pydantic-ai"
+    companions = ("anthropic", "openai")  # the version matrix holds the provider SDKs to the release's day
+    plain_script = "pydantic_ai_agent.py"  # not pydantic_ai.py: it would shadow the package
+    # tried: 2.58.0 runs the whole suite (the same cells as 2.68.0); 2.57.0 has no run timeout (RunTimedOut), 2.45.0
+    # neither that nor pydantic_ai.conversation (2.55); the 1.x line has no ToolFailed (2.16)
+    min_version = (2, 58)
+    about = ("AnthropicModel + AnthropicProvider (the scenario's Claude model); agent.run with UsageLimits from the "
+             "scenario; approvals as deferred tools resumed from the message history")
+    id_prefix: ClassVar[str] = ANTHROPIC_ID_PREFIX  # the protocol's tool-call ids: <prefix><scripted id>
+    capabilities = Capabilities(
+        native_limits=frozenset({"max_model_calls", "max_total_tokens", "max_cost_usd", "deadline_s"}),
+        step_unit="model request (RunUsage.requests: one response committed per step of the agent loop)",
+        pause="snapshot",
+        pause_survives_restart=True,
+        deny="stop: the tool raises an ordinary exception (it escapes the run); continue: requires_approval + a "
+             "HandleDeferredToolCalls handler answering ToolDenied(message)",
+        notes=("cost_limit is enforced only when genai-prices has a price for the model under the provider (the "
+               "openai-chat variant: claude-sonnet-4-5 under 'openai' has none)",),
+    )
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        "deny_stop": "the tool records the check and raises an ordinary exception, which propagates out of the "
+                     "agent run (tools-advanced.md: 'Any other exception propagates out of the agent run')",
+        "deny_continue": "Tool(requires_approval=True) + capabilities=[HandleDeferredToolCalls(handler)] answering "
+                         "ToolDenied(message): the tool never runs, the model gets the message, the loop goes on",
+        "approval_pause": "Tool(requires_approval=True), output_type=[str, DeferredToolRequests]; the message history "
+                          "(ModelMessagesTypeAdapter) saved; resume agent.run(message_history=..., "
+                          "deferred_tool_results=DeferredToolResults(approvals={id: True}))",
+        "reject": "DeferredToolResults(approvals={id: False}) (pydantic-ai's default ToolDenied: 'The tool call was "
+                  "denied.' to the model; the loop goes on)",
+        "tool_choice_first": TOOL_CHOICE,
+        "tool_choice_later": TOOL_CHOICE,
+    }
+
+    @classmethod
+    def warm(cls) -> None:
+        import pydantic_ai  # noqa: F401
+        from pydantic_ai.models.anthropic import AnthropicModel  # noqa: F401
+        from pydantic_ai.models.openai import OpenAIChatModel  # noqa: F401
+
+    def _cid(self, raw: str | None) -> str | None:
+        return neutral_id(raw, self.id_prefix)
+
+    # ---------------------------------------------------------------- building the agent
+    def _tools(self, scenario: Scenario, ledger: LedgerClient) -> list[Any]:
+        from pydantic_ai import ModelRetry, Tool, ToolFailed
+
+        deny_stops = scenario.policy.deny == "stop"
+
+        def make(name: str) -> Any:
+            spec = scenario.tools[name]
+
+            async def invoke(ctx: Any, **args: Any) -> str:
+                cid = self._cid(ctx.tool_call_id)
+                if spec.approval == "deny" and deny_stops:  # continue: the handler answers, this never runs
+                    await ledger.authorize(name, args, cid, "denied by policy")
+                    raise ToolDenied(f"{name} is denied by policy")
+                out = await ledger.call(name, args, cid)
+                if out.ok:
+                    return out.text
+                if out.error_kind == "fatal":  # done, and failed: the model sees it, no retry budget used
+                    raise ToolFailed(out.text)
+                raise ModelRetry(out.text)  # recoverable or timed out: try again (the tool's retry budget)
+
+            tool = Tool.from_schema(invoke, name=name, description=spec.description, json_schema=spec.parameters,
+                                    takes_ctx=True)
+            if spec.approval == "required" or (spec.approval == "deny" and not deny_stops):
+                tool.requires_approval = True
+            return tool
+
+        return [make(n) for n in scenario.tools]
+
+    def _capabilities(self, scenario: Scenario, ledger: LedgerClient, settings: dict[str, Any]) -> list[Any]:
+        caps: list[Any] = []
+        denied = {n for n, s in scenario.tools.items() if s.approval == "deny"}
+        if denied and scenario.policy.deny == "continue":
+            from pydantic_ai import ToolDenied as NativeDenied
+            from pydantic_ai.capabilities import HandleDeferredToolCalls
+
+            async def deny_inline(_ctx: Any, requests: Any) -> Any:
+                answers: dict[str, Any] = {}
+                for call in requests.approvals:
+                    if call.tool_name in denied:
+                        await ledger.authorize(call.tool_name, _args(call), self._cid(call.tool_call_id),
+                                               "denied by policy")
+                        answers[call.tool_call_id] = NativeDenied(f"{call.tool_name} is denied by policy")
+                # the other approvals (a tool that needs a human) are left to bubble up as the run's output
+                return requests.build_results(approvals=answers) if answers else None
+
+            caps.append(HandleDeferredToolCalls(handler=deny_inline))
+            settings["deny"] = {"tools": sorted(denied), "intent": "continue",
+                                "how": "requires_approval + HandleDeferredToolCalls -> ToolDenied(message)"}
+        elif denied:
+            settings["deny"] = {"tools": sorted(denied), "intent": "stop", "how": "the tool raises (escapes the run)"}
+        if scenario.tool_choice_rules():
+            from pydantic_ai.capabilities import AbstractCapability
+
+            prefix = self.id_prefix
+
+            class ScenarioToolChoice(AbstractCapability[Any]):
+                def get_model_settings(self) -> Any:
+                    def per_step(ctx: Any) -> Any:
+                        choice = _tool_choice(scenario, list(ctx.messages), prefix)
+                        if choice is None:
+                            return {}
+                        native = choice if choice in ("auto", "none", "required") else [choice]
+                        return {"tool_choice": native}
+
+                    return per_step
+
+            caps.append(ScenarioToolChoice())
+            settings["tool_choice"] = {r.after_call or "opening call": r.choice for r in scenario.tool_choice_rules()}
+        return caps
+
+    def _model(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, dict[str, Any]]:
+        """(pydantic-ai model, its settings record): the docs' model class for a Claude model."""
+        from pydantic_ai.models.anthropic import AnthropicModel
+        from pydantic_ai.providers.anthropic import AnthropicProvider
+
+        provider = AnthropicProvider(anthropic_client=_client("anthropic", ctx.base_url, ctx.api_key))
+        return AnthropicModel(scenario.model.id, provider=provider), {
+            "model_class": "AnthropicModel (Messages)", "provider": "AnthropicProvider(anthropic_client="
+                                                                    "AsyncAnthropic(base_url=...))"}
+
+    def _agent(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, dict[str, Any]]:
+        from pydantic_ai import Agent, DeferredToolRequests
+
+        ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
+        model, settings = self._model(scenario, ctx)
+        kwargs: dict[str, Any] = {}
+        if any(s.approval == "required" for s in scenario.tools.values()):
+            kwargs["output_type"] = [str, DeferredToolRequests]
+            settings["output_type"] = "[str, DeferredToolRequests]"
+        caps = self._capabilities(scenario, ledger, settings)
+        if caps:
+            kwargs["capabilities"] = caps
+        agent = Agent(model, tools=self._tools(scenario, ledger), **kwargs)
+        return agent, settings
+
+    def _limits(self, scenario: Scenario) -> tuple[dict[str, Any], dict[str, LimitTranslation], list[str]]:
+        """(run kwargs, limits record, unsupported)."""
+        from pydantic_ai.usage import UsageLimits
+
+        default = UsageLimits().request_limit
+        lim = scenario.limits
+        native: dict[str, Any] = {}
+        limits: dict[str, LimitTranslation] = {}
+        if lim.max_model_calls is not None:
+            native["request_limit"] = lim.max_model_calls
+            limits["max_model_calls"] = LimitTranslation(
+                neutral=lim.max_model_calls, native=f"request_limit={lim.max_model_calls}",
+                note="checked at the start of each step, before its request (usage.requests >= request_limit)")
+        else:
+            limits["max_model_calls"] = LimitTranslation(neutral=None, native=f"request_limit default ({default})")
+        if lim.max_total_tokens is not None:
+            native["total_tokens_limit"] = lim.max_total_tokens
+            limits["max_total_tokens"] = LimitTranslation(
+                neutral=lim.max_total_tokens, native=f"total_tokens_limit={lim.max_total_tokens}",
+                note="checked after each response (and before each request on the total so far)")
+        if lim.max_cost_usd is not None:
+            native["cost_limit"] = Decimal(str(lim.max_cost_usd))
+            limits["max_cost_usd"] = LimitTranslation(
+                neutral=lim.max_cost_usd, native=f"cost_limit={lim.max_cost_usd}",
+                note="RunUsage.cost (genai-prices' price of the model under the provider's name), checked after each "
+                     "response and before each request; no price: not enforced (CostNotFoundWarning)")
+        kwargs: dict[str, Any] = {"usage_limits": UsageLimits(**native)}
+        if lim.deadline_s is not None:
+            kwargs["timeout"] = lim.deadline_s
+            limits["deadline_s"] = LimitTranslation(neutral=lim.deadline_s, native=f"timeout={lim.deadline_s}",
+                                                    note="the run is cancelled and raises RunTimedOut")
+        missing = self.unsupported_limits(scenario)
+        limits.update(missing)
+        return kwargs, limits, list(missing)
+
+    # ---------------------------------------------------------------- running
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        agent, settings = self._agent(scenario, ctx)
+        return await self._drive(scenario, ctx, agent, settings, {"user_prompt": scenario.prompt}, {})
+
+    async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
+                     ) -> SegmentResult:
+        agent, settings = self._agent(scenario, ctx)
+        pending = json.loads((snapshot / PENDING_FILE).read_text())
+        start = self._resume_input(snapshot, {p["raw_id"]: decisions.get(p["call_id"] or "") for p in pending})
+        return await self._drive(scenario, ctx, agent, settings, start, {"resumed_from": snapshot.name})
+
+    def _resume_input(self, snapshot: Path, decisions: dict[str, str | None]) -> dict[str, Any]:
+        """The run arguments that continue the pause: the saved history and the human's decisions."""
+        from pydantic_ai import DeferredToolResults
+        from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+        history = ModelMessagesTypeAdapter.validate_json((snapshot / HISTORY_FILE).read_bytes())
+        approvals = {raw: d == "approve" for raw, d in decisions.items() if d in ("approve", "reject")}
+        return {"message_history": history, "deferred_tool_results": DeferredToolResults(approvals=approvals)}
+
+    def _save_pause(self, result: Any, snapshot: Path) -> None:
+        from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+        (snapshot / HISTORY_FILE).write_bytes(ModelMessagesTypeAdapter.dump_json(result.all_messages()))
+
+    cumulative: ClassVar[bool] = False  # a resume starts a fresh RunUsage (message_history carries no usage)
+
+    async def _execute(self, agent: Any, start: dict[str, Any], kwargs: dict[str, Any], box: list[Any]
+                       ) -> tuple[Any, Any]:
+        """(result, usage after the run) — `agent.run`; raises what the run raised (`box` gets the run's usage
+        where the idiom can still read it after a raise)."""
+        result = await agent.run(**start, **kwargs)
+        return result, _usage(result)
+
+    async def _drive(self, scenario: Scenario, ctx: RunContext, agent: Any, settings: dict[str, Any],
+                     start: dict[str, Any], extra: dict[str, Any]) -> SegmentResult:
+        from pydantic_ai import DeferredToolRequests
+
+        kwargs, limits, unsupported = self._limits(scenario)
+        settings = {**settings, "usage_limits": {k: (float(v) if isinstance(v, Decimal) else v)
+                                                 for k, v in vars(kwargs["usage_limits"]).items()
+                                                 if v is not None and not isinstance(v, bool)}}
+        if "timeout" in kwargs:
+            settings["timeout"] = kwargs["timeout"]
+        mechanisms = self.mechanisms(scenario, self.mechanism_table)
+        unsupported += self.unsupported_tool_choice(mechanisms)
+        common: dict[str, Any] = dict(settings=settings, mechanisms=mechanisms, limits=limits, unsupported=unsupported)
+        usage_box: list[Any] = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result, usage = await self._execute(agent, start, kwargs, usage_box)
+            except Exception as exc:  # the framework ended by raising: map the signal
+                notes = _warning_notes(caught)
+                usage = usage_box[0] if usage_box else getattr(exc, "usage", None)
+                signals, counters = self._raised(exc, extra), self._counters(usage)
+                if signals.failure == "model":  # raised in a model call: the failed request and the client's
+                    # retries are in no RunUsage (it counts committed responses): unknown, not the count so far
+                    counters = counters.model_copy(update={"model_requests_reported": None, "runtime_steps": None,
+                                                           "input_tokens_reported": None,
+                                                           "output_tokens_reported": None, "cost_usd_reported": None})
+                return SegmentResult(signals=signals, counters=counters, notes=notes, **common)
+        notes = _warning_notes(caught)
+        counters = self._counters(usage)
+        output = result.output
+        if isinstance(output, DeferredToolRequests):
+            pending = [PendingCall(call_id=self._cid(p.tool_call_id), tool=p.tool_name, args=_args(p))
+                       for p in output.approvals]
+            ctx.snapshot_dir.mkdir(parents=True, exist_ok=True)
+            self._save_pause(result, ctx.snapshot_dir)
+            saved = [{**p.model_dump(), "raw_id": raw.tool_call_id}  # the id the resume answers by
+                     for p, raw in zip(pending, output.approvals, strict=True)]
+            (ctx.snapshot_dir / PENDING_FILE).write_text(json.dumps(saved))
+            signals = NativeSignals(ended="paused", pending=pending,
+                                    extra={**extra, "deferred_approvals": len(output.approvals),
+                                           "deferred_calls": len(output.calls)})
+            return SegmentResult(signals=signals, counters=counters, snapshot=str(ctx.snapshot_dir),
+                                 notes=notes, **common)
+        final = output if isinstance(output, str) else json.dumps(output, default=str)
+        finish = getattr(result.response, "finish_reason", None)
+        signals = NativeSignals(ended="returned", final_text=final, finish_reason=finish,
+                                extra={**extra, "tool_calls_succeeded": getattr(usage, "tool_calls", None)})
+        return SegmentResult(signals=signals, counters=counters, notes=notes, **common)
+
+    # ---------------------------------------------------------------- mapping
+    @staticmethod
+    def _raised(exc: Exception, extra: dict[str, Any]) -> NativeSignals:
+        from pydantic_ai.exceptions import (
+            ModelAPIError,
+            ModelRetry,
+            RunTimedOut,
+            UnexpectedModelBehavior,
+            UsageLimitExceeded,
+        )
+
+        base: dict[str, Any] = dict(ended="raised", exception_type=type(exc).__name__,
+                                    exception_message=str(exc)[:500], extra=dict(extra))
+        if isinstance(exc, UsageLimitExceeded):
+            # which limit: the framework names it in its message (`request_limit`, `total_tokens_limit`, ...)
+            kind: LimitKind = "steps" if "request_limit" in str(exc) or "tool_calls_limit" in str(exc) else "budget"
+            return NativeSignals(**base, limit=kind, limit_signal="raised")
+        if isinstance(exc, RunTimedOut):
+            return NativeSignals(**base, limit="deadline", limit_signal="raised")
+        if in_chain(exc, ToolDenied):
+            return NativeSignals(**base, denied=True)
+        if isinstance(exc, UnexpectedModelBehavior) and in_chain(exc, ModelRetry):
+            base["extra"]["tool_retries_exhausted"] = True
+            return NativeSignals(**base, failure="tool")
+        if in_chain(exc, (ModelAPIError, *_sdk_errors())):
+            status = next((getattr(e, "status_code", None) for e in _chain(exc) if getattr(e, "status_code", None)),
+                          None)
+            if status is not None:
+                base["extra"]["status_code"] = status
+            return NativeSignals(**base, failure="model")
+        return NativeSignals(**base, failure="other")
+
+    def _counters(self, usage: Any) -> ReportedCounters:
+        if usage is None:  # the exception carries no usage: unknown, not zero
+            return ReportedCounters(runtime_step_unit=STEP_UNIT, cumulative=self.cumulative)
+        cost = getattr(usage, "cost", None)
+        return ReportedCounters(
+            model_requests_reported=usage.requests, input_tokens_reported=usage.input_tokens,
+            output_tokens_reported=usage.output_tokens, runtime_steps=usage.requests, runtime_step_unit=STEP_UNIT,
+            cost_usd_reported=float(cost) if cost is not None else None, cumulative=self.cumulative,
+        )
+
+
+def _sdk_errors() -> tuple[type[BaseException], ...]:
+    """The provider SDKs' own API errors (pydantic-ai wraps them in `ModelAPIError`; these catch one it did not)."""
+    errors: list[type[BaseException]] = []
+    try:
+        from anthropic import APIError as AnthropicAPIError
+
+        errors.append(AnthropicAPIError)
+    except ImportError:
+        pass
+    try:
+        from openai import APIError as OpenAIAPIError
+
+        errors.append(OpenAIAPIError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    from loopbench.adapters.kit import exception_chain
+
+    return exception_chain(exc)
+
+
+def _warning_notes(caught: list[warnings.WarningMessage]) -> list[str]:
+    """The framework's own warnings during the segment (e.g. a cost_limit it cannot enforce), once each."""
+    seen: list[str] = []
+    for w in caught:
+        if w.category.__module__.startswith("pydantic_ai"):
+            text = f"{w.category.__name__}: {str(w.message)[:300]}"
+            if text not in seen:
+                seen.append(text)
+    return seen
+
+
+class PydanticAIIter(PydanticAIAdapter):
+    variant = "iter"
+    about = "async with agent.iter(...) as run: async for node in run (the graph-node idiom); same translation"
+
+    async def _execute(self, agent: Any, start: dict[str, Any], kwargs: dict[str, Any], box: list[Any]
+                       ) -> tuple[Any, Any]:
+        async with agent.iter(**start, **kwargs) as run:
+            box.append(_usage(run))  # the run's live RunUsage: still readable after a raise
+            async for _node in run:
+                pass
+        assert run.result is not None
+        return run.result, _usage(run)
+
+
+class PydanticAIConversation(PydanticAIAdapter):
+    variant = "conversation"
+    about = ("agent.run; the pause is the run's Conversation (ConversationTypeAdapter), resumed with "
+             "conversation=..., so the usage and its limits carry over")
+    cumulative = True
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **PydanticAIAdapter.mechanism_table,
+        "approval_pause": "Tool(requires_approval=True), output_type=[str, DeferredToolRequests]; result.conversation "
+                          "(ConversationTypeAdapter) saved; resume agent.run(conversation=..., deferred_tool_results="
+                          "conversation.deferred_tool_requests.build_results(approvals=...))",
+    }
+
+    def _save_pause(self, result: Any, snapshot: Path) -> None:
+        from pydantic_ai.conversation import ConversationTypeAdapter
+
+        (snapshot / CONVERSATION_FILE).write_bytes(ConversationTypeAdapter.dump_json(result.conversation))
+
+    def _resume_input(self, snapshot: Path, decisions: dict[str, str | None]) -> dict[str, Any]:
+        from pydantic_ai.conversation import ConversationTypeAdapter
+
+        conversation = ConversationTypeAdapter.validate_json((snapshot / CONVERSATION_FILE).read_bytes())
+        approvals = {raw: d == "approve" for raw, d in decisions.items() if d in ("approve", "reject")}
+        requests = conversation.deferred_tool_requests
+        results = requests.build_results(approvals=approvals) if requests is not None else None
+        return {"conversation": conversation, "deferred_tool_results": results}
+
+
+class PydanticAIOpenAIChat(PydanticAIAdapter):
+    variant = "openai-chat"
+    about = ("OpenAIChatModel over an OpenAI-compatible endpoint: a model genai-prices cannot price under that "
+             "provider gets no cost limit")
+    id_prefix: ClassVar[str] = OPENAI_ID_PREFIX
+
+    def _model(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, dict[str, Any]]:
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        provider = OpenAIProvider(openai_client=_client("openai", f"{ctx.base_url}/v1", ctx.api_key))
+        return OpenAIChatModel(scenario.model.id, provider=provider), {
+            "model_class": "OpenAIChatModel (Chat Completions)",
+            "provider": "OpenAIProvider(openai_client=AsyncOpenAI(base_url=...))"}

@@ -1,0 +1,131 @@
+"""The Google ADK adapter through the real runner: the whole suite, every variant.
+
+What this framework does natively (signals, limits, confirmations, resumes); the facts every framework shares are
+in test_ground_truth.py. probes/google_adk/fair.py reproduces the findings against the raw SDK.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from loopbench.harness.record import RunRecord
+from tests.suite_helpers import run_framework
+
+VARIANTS = ("default", "error-dict", "in-memory")
+PERSISTENT = ("default", "error-dict")
+
+
+@pytest.fixture(scope="module")
+def records(suite_run) -> dict[tuple[str, str], RunRecord]:
+    return run_framework("google-adk")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_request_goes_through_adks_gemini_client(records, variant):
+    r = records[("support_draft_completes", variant)]
+    assert r.outcome == "completed" and r.counters.model_requests_observed == 3
+    assert {q.protocol for q in r.requests} == {"gemini_generate"}
+    assert r.counters.model_requests_reported == 3 and r.counters.runtime_steps == 3
+    assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_max_llm_calls_raises_before_the_call_past_the_limit(records, variant):
+    """N calls are sent, the tool of the N-th response still runs, the (N+1)-th call is refused (ADK's counter
+    counts it: increment, then check)."""
+    r = records[("runaway_step_limit", variant)]
+    assert r.outcome == "limit_steps" and r.native.signals.limit_signal == "raised"
+    assert r.native.signals.exception_type == "LlmCallsLimitExceededError"
+    assert r.limits["max_model_calls"].native == "RunConfig(max_llm_calls=8)"
+    assert r.counters.model_requests_observed == 8 == r.counters.tool_executions
+    assert r.counters.runtime_steps == 9
+
+
+def test_the_default_limit_is_500_and_the_safety_cap_comes_first(records):
+    r = records[("default_limits", "default")]
+    assert r.limits["max_model_calls"].native == "max_llm_calls default (500)"
+    assert r.outcome == "capped"
+
+
+@pytest.mark.parametrize("variant", PERSISTENT)
+def test_a_resume_is_a_new_invocation_with_a_fresh_budget(records, variant):
+    r = records[("resume_keeps_allowance", variant)]
+    assert [s.kind for s in r.segments] == ["run", "resume"]
+    assert r.counters.model_requests_observed == 3 + 4  # 4 more after the resume, against a limit of 4
+    assert r.segments[1].outcome_signals.exception_type == "LlmCallsLimitExceededError"
+
+
+@pytest.mark.parametrize("variant", PERSISTENT)
+def test_the_confirmation_resumes_from_the_sqlite_session_in_another_process(records, variant):
+    r = records[("approval_approved_resume", variant)]
+    assert r.outcome == "completed" and [s.kind for s in r.segments] == ["run", "resume"]
+    assert r.segments[0].pending[0].call_id == "send_1"
+    assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.approval_requests == 1
+    # the require_confirmation callable: once at the pause, three times on the resume (asked once)
+    assert r.counters.authorize_events_by_tool["send_reply"] == 4
+    assert "SqliteSessionService" in r.native.settings["session_service"]
+
+
+@pytest.mark.parametrize("variant", PERSISTENT)
+def test_a_rejection_is_told_to_the_model_and_the_loop_goes_on(records, variant):
+    r = records[("approval_rejected_resume", variant)]
+    assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
+    assert r.counters.model_requests_observed == 5 and r.outcome == "incomplete"
+
+
+@pytest.mark.parametrize("variant", PERSISTENT)
+def test_resuming_the_same_confirmation_twice_runs_nothing_the_second_time(records, variant):
+    r = records[("resume_twice", variant)]
+    assert r.counters.resumes == 2 and r.counters.tool_executions_by_tool["send_reply"] == 1
+    assert r.counters.duplicate_effects == 0 and r.counters.model_requests_observed == 4
+    assert r.segments[2].counters.model_requests_reported == 0 and r.segments[2].counters.runtime_steps == 0
+
+
+def test_the_in_memory_pause_does_not_survive_a_new_process(records):
+    paused = records[("approval_pause", "in-memory")]
+    assert paused.outcome == "awaiting_approval" and paused.capabilities.pause_survives_restart is False
+    assert records[("approval_pause", "default")].capabilities.pause_survives_restart is True
+    r = records[("approval_approved_resume", "in-memory")]
+    assert r.segments[1].outcome_signals.exception_type == "SessionNotFoundError"
+    assert r.outcome == "failed" and r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_deny_stop_ends_on_the_skipped_function_response(records, variant):
+    r = records[("denied_action", variant)]
+    assert r.outcome == "denied" and r.native.signals.denied is True and r.native.signals.ended == "returned"
+    assert r.counters.model_requests_observed == 2
+    assert r.counters.authorize_events_by_tool["delete_account"] == 1
+    assert "skip_summarization" in r.native.mechanisms["deny_stop"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_deny_continue_tells_the_model_and_goes_on(records, variant):
+    r = records[("denied_action_continue", variant)]
+    assert r.outcome == "completed" and not r.native.signals.denied
+    assert r.counters.model_requests_observed == 3
+    assert "before_tool_callback" in r.native.mechanisms["deny_continue"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_no_retry_by_default(records, variant):
+    """retry_options unset: neither ADK nor google-genai retries; the first error ends the run."""
+    for scenario in ("model_transient_error", "model_outage", "model_fatal_error"):
+        r = records[(scenario, variant)]
+        assert r.outcome == "failed" and r.native.signals.failure == "model", scenario
+        assert r.counters.model_requests_observed == 1 and r.counters.model_retries_observed == 0, scenario
+        assert r.counters.model_requests_reported is None, scenario  # the failed call left no event
+
+
+def test_a_tool_exception_ends_the_run_and_an_error_dict_goes_on(records):
+    raised = records[("tool_transient_error", "default")]
+    assert raised.outcome == "failed" and raised.native.signals.failure == "tool"
+    assert raised.native.signals.exception_type == "ToolFailed"
+    handled = records[("tool_transient_error", "error-dict")]
+    assert handled.outcome == "completed" and handled.counters.tool_executions_by_tool["lookup_policy"] == 3
+
+
+def test_budgets_and_deadlines_are_unsupported_not_dropped(records):
+    assert records[("token_budget", "default")].unsupported == ["max_total_tokens"]
+    assert records[("cost_budget", "default")].unsupported == ["max_cost_usd"]
+    assert records[("deadline_slow_model", "default")].unsupported == ["deadline_s"]

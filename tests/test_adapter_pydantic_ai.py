@@ -1,0 +1,182 @@
+"""The Pydantic AI adapter through the real runner: the whole suite, every variant.
+
+What this framework does natively (signals, limits, resumes); the facts every framework shares are in test_ground_truth.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from loopbench.harness.record import RunRecord
+from tests.suite_helpers import run_framework
+
+VARIANTS = ("default", "iter", "conversation", "openai-chat")
+ANTHROPIC = ("default", "iter", "conversation")  # AnthropicModel + AnthropicProvider; openai-chat: OpenAIChatModel
+
+
+@pytest.fixture(scope="module")
+def records(suite_run) -> dict[tuple[str, str], RunRecord]:
+    return run_framework("pydantic-ai")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_approval_pauses_with_deferred_tool_requests_and_resumes_in_another_process(records, variant):
+    paused = records[("approval_pause", variant)]
+    assert paused.outcome == "awaiting_approval" and paused.native.signals.ended == "paused"
+    assert paused.native.signals.extra["deferred_approvals"] == 1
+    assert [p.call_id for p in paused.segments[0].pending] == ["send_1"]
+    r = records[("approval_approved_resume", variant)]
+    assert [s.kind for s in r.segments] == ["run", "resume"] and r.outcome == "completed"
+    assert r.counters.tool_executions_by_tool["send_reply"] == 1
+    # requires_approval=True is static: no user approval code runs, so no authorize event
+    assert r.counters.authorize_events_by_tool.get("send_reply", 0) == 0
+
+
+def test_the_default_request_limit_applies_when_none_is_set(records):
+    r = records[("default_limits", "default")]
+    assert r.outcome == "limit_steps" and r.native.signals.exception_type == "UsageLimitExceeded"
+    assert r.limits["max_model_calls"].native == "request_limit default (50)"
+    assert r.counters.model_requests_observed == 50
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_request_limit_is_checked_before_the_next_request_after_the_tools_ran(records, variant):
+    """8 requests, and the 8th response's tool call still runs: the check is at the start of the next step."""
+    r = records[("runaway_step_limit", variant)]
+    assert r.outcome == "limit_steps" and r.native.signals.limit_signal == "raised"
+    assert r.limits["max_model_calls"].native == "request_limit=8"
+    assert r.counters.model_requests_observed == 8 and r.counters.tool_executions == 8
+
+
+def test_agent_run_exceptions_carry_no_usage_but_the_iter_run_does(records):
+    assert records[("runaway_step_limit", "default")].counters.model_requests_reported is None
+    it = records[("runaway_step_limit", "iter")]
+    assert it.counters.model_requests_reported == 8 and it.counters.runtime_steps == 8
+    assert it.counters.runtime_step_unit == "request"
+
+
+def test_the_token_budget_is_checked_after_each_response(records):
+    r = records[("token_budget", "default")]
+    assert r.outcome == "limit_budget" and r.native.signals.exception_type == "UsageLimitExceeded"
+    assert "total_tokens_limit" in (r.native.signals.exception_message or "")
+    assert r.counters.model_requests_observed == 3  # the crossing response was paid for
+    assert r.unsupported == []
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_each_variant_speaks_its_providers_protocol_and_maps_its_call_ids(records, variant):
+    path = "/v1/chat/completions" if variant == "openai-chat" else "/v1/messages"
+    r = records[("approval_pause", variant)]
+    assert {q.path for q in r.requests} == {path}
+    assert [p.call_id for p in r.segments[0].pending] == ["send_1"]  # toolu_send_1 / call_send_1, neutral
+    # the two calls run concurrently: the ledger's order is theirs
+    assert sorted(e.call_id for e in records[("parallel_tool_calls", variant)].ledger) == ["policy_1", "ticket_1"]
+
+
+@pytest.mark.parametrize("variant", ANTHROPIC)
+def test_the_cost_limit_is_enforced_after_the_response_that_crosses_it_under_the_anthropic_provider(records, variant):
+    """genai-prices prices claude-sonnet-4-5 under 'anthropic': $0.021 a response, so the 3rd crosses $0.05."""
+    r = records[("cost_budget", variant)]
+    assert r.limits["max_cost_usd"].native == "cost_limit=0.05"
+    assert r.outcome == "limit_budget" and r.native.signals.exception_type == "UsageLimitExceeded"
+    assert "cost_limit" in (r.native.signals.exception_message or "")
+    assert r.counters.model_requests_observed == 3 and r.counters.cost_usd_observed == pytest.approx(0.063)
+    assert not any(n.startswith("CostNotFoundWarning") for n in r.native.notes)
+    # agent.run's UsageLimitExceeded carries no usage; agent.iter's run.usage has the cost it checked
+    expected = pytest.approx(0.063) if variant == "iter" else None
+    assert r.counters.cost_usd_reported == expected
+
+
+def test_a_completed_run_reports_the_cost_only_where_the_provider_prices_the_model(records):
+    assert records[("support_draft_completes", "default")].counters.cost_usd_reported == pytest.approx(0.0135)
+    assert records[("support_draft_completes", "openai-chat")].counters.cost_usd_reported is None
+
+
+def test_the_cost_limit_is_not_enforced_for_a_model_genai_prices_cannot_price(records):
+    r = records[("cost_budget", "openai-chat")]  # claude-sonnet-4-5 under provider 'openai': no price
+    assert r.limits["max_cost_usd"].native == "cost_limit=0.05"
+    assert r.outcome == "completed" and r.counters.cost_usd_reported is None
+    assert r.counters.cost_usd_observed == pytest.approx(0.063)
+    assert any(n.startswith("CostNotFoundWarning") for n in r.native.notes)
+
+
+@pytest.mark.parametrize("scenario", ["deadline_slow_model", "deadline_slow_tool"])
+def test_the_deadline_is_the_run_timeout(records, scenario):
+    r = records[(scenario, "default")]
+    assert r.outcome == "limit_deadline" and r.native.signals.exception_type == "RunTimedOut"
+    assert r.limits["deadline_s"].native == "timeout=2.0"
+
+
+def test_a_timed_out_tool_call_is_abandoned(records):
+    assert records[("deadline_slow_tool", "default")].counters.abandoned_calls == 1
+
+
+@pytest.mark.parametrize("fresh_variant", ["default", "iter", "openai-chat"])
+def test_message_history_resumes_get_a_fresh_request_limit_and_the_conversation_keeps_it(records, fresh_variant):
+    fresh = records[("resume_keeps_allowance", fresh_variant)]
+    kept = records[("resume_keeps_allowance", "conversation")]
+    assert fresh.outcome == kept.outcome == "limit_steps"
+    assert fresh.counters.model_requests_observed == 3 + 4  # 3 before the pause, a new allowance of 4 after
+    assert kept.counters.model_requests_observed == 4
+    assert kept.segments[-1].counters.cumulative and not fresh.segments[-1].counters.cumulative
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_resuming_the_same_history_twice_runs_the_approved_call_twice(records, variant):
+    r = records[("resume_twice", variant)]
+    assert r.counters.resumes == 2
+    assert r.counters.tool_executions_by_tool["send_reply"] == 2 and r.counters.duplicate_effects == 1
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_recoverable_tool_error_is_a_model_retry_within_the_tools_budget_of_one(records, variant):
+    r = records[("tool_transient_error", variant)]
+    assert r.outcome == "failed" and r.native.signals.failure == "tool"
+    assert r.native.signals.exception_type == "UnexpectedModelBehavior"
+    assert "exceeded max retries count of 1" in (r.native.signals.exception_message or "")
+    assert r.counters.tool_executions_by_tool["lookup_policy"] == 2
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_fatal_tool_error_is_tool_failed_and_the_loop_goes_on(records, variant):
+    r = records[("tool_fatal_error", variant)]
+    assert r.native.signals.ended == "returned" and r.outcome == "incomplete"
+    assert r.counters.tool_executions_by_tool["lookup_policy"] == 2
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_deny_stop_raises_from_the_tool(records, variant):
+    r = records[("denied_action", variant)]
+    assert r.outcome == "denied" and r.native.signals.denied is True
+    assert r.native.signals.exception_type == "ToolDenied"
+    assert r.counters.model_requests_observed == 2
+    assert r.counters.authorize_events_by_tool["delete_account"] == 1
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_deny_continue_is_answered_inline_with_tool_denied(records, variant):
+    r = records[("denied_action_continue", variant)]
+    assert r.outcome == "completed" and not r.native.signals.denied
+    assert r.counters.model_requests_observed == 3
+    assert r.counters.authorize_events_by_tool["delete_account"] == 1
+    assert "HandleDeferredToolCalls" in r.native.mechanisms["deny_continue"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_hidden_client_retries_are_not_in_run_usage(records, variant):
+    """429 then 500: the anthropic / openai client retries both (max_retries=2) behind pydantic-ai's back."""
+    r = records[("model_transient_error", variant)]
+    assert r.outcome == "completed"
+    assert r.counters.model_requests_observed == 5 and r.counters.model_retries_observed == 2
+    assert r.counters.model_requests_reported == 3  # RunUsage.requests: committed responses only
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_failing_model_is_a_model_failure_with_unknown_counts(records, variant):
+    for scenario in ("model_fatal_error", "model_outage"):
+        r = records[(scenario, variant)]
+        assert r.outcome == "failed" and r.native.signals.failure == "model", scenario
+        assert r.native.signals.extra.get("status_code") == 500
+        assert r.counters.model_requests_reported is None  # the failed requests are in no RunUsage
+    assert records[("model_fatal_error", variant)].counters.model_requests_observed == 1  # x-should-retry: false
+    assert records[("model_outage", variant)].counters.model_requests_observed == 3  # the client's 2 retries
