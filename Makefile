@@ -24,7 +24,9 @@ $(PY_STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check uv==$(UV_VERSION)
 	$(BIN)/uv pip sync -q --python $(BIN)/python requirements.lock
-	$(BIN)/uv pip install -q --python $(BIN)/python --no-deps -e .
+	@# real paths: a directory whose .venv and sources are symlinks (tests/test_ci_recipe.py) must not write its
+	@# own path into the checkout's entry scripts and editable install
+	$(BIN)/uv pip install -q --python "$$(realpath $(BIN))/python" --no-deps -e "$$(dirname "$$(realpath pyproject.toml)")"
 	touch $@
 
 # its stamp lives in .venv beside npm's cache, so a new .venv refills the cache the offline tests read

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from loopbench.harness.adapter import BUILTIN, REGISTRY, Adapter, adapter_class
 from loopbench.harness.errors import BadInput, InputProblem
@@ -184,6 +185,70 @@ def npm_dependencies(locked: dict[str, str], cls: type[Adapter], version: str) -
             else "*" if p in cls.companions else v for p, v in locked.items()}
 
 
+def _same(have: Any, bound: str) -> bool:
+    """`1.2.3` exactly, or a partial / wildcard version (`1`, `1.x`, `1.2.*`) by its fixed parts."""
+    fixed = [int(p) for p in bound.split("-")[0].split(".") if p not in ("x", "X", "*")]
+    return tuple(have.release[:len(fixed)]) == tuple(fixed) + (0,) * (len(fixed) - len(have.release[:len(fixed)]))
+
+
+def _admits(spec: str, version: str) -> bool:
+    """Whether an npm range (`>=1.68.0-0 <2.0.0-0`, `^1.2.0`, `1.x`, `*`, alternatives joined by `||`) admits a
+    release version: the forms peer ranges use."""
+    from packaging.version import InvalidVersion, Version
+
+    def v(text: str) -> Version:
+        return Version(text.split("-")[0].replace(".x", ".0").replace(".*", ".0") or "0")
+
+    try:
+        have = v(version)
+        for alternative in spec.split("||"):
+            ok = True
+            for c in alternative.split():
+                op = re.match(r"^(>=|<=|>|<|=|\^|~)?(.*)$", c)
+                assert op is not None
+                kind, bound = op.group(1) or "=", op.group(2)
+                if bound in ("*", "x", ""):
+                    continue
+                b = v(bound)
+                caret = Version(f"{b.major + 1}") if b.major else Version(f"0.{b.minor + 1}")
+                ok &= {">=": have >= b, "<=": have <= b, ">": have > b, "<": have < b, "^": b <= have < caret,
+                       "~": b <= have < Version(f"{b.major}.{b.minor + 1}"),
+                       "=": _same(have, bound)}[kind]
+            if ok:
+                return True
+    except InvalidVersion:
+        return False
+    return False
+
+
+def npm_companion(package: str, locked: str, framework: str, version: str, day: str) -> str | None:
+    """The companion release a framework release runs beside: the newest of `package` in its locked major,
+    published before `day`, whose peer range for the framework admits `version`. npm's `--before` alone takes
+    the newest by date, which can refuse the framework when a registry's dates are out of release order
+    (@mastra/libsql 0.16.4, a peer of @mastra/core 0.2x, is dated after 1.x releases). None: the registry does
+    not say (the caller falls back to `--before`)."""
+    import httpx
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        data = httpx.get(f"https://registry.npmjs.org/{package}", timeout=60).raise_for_status().json()
+    except (httpx.HTTPError, ValueError):
+        return None
+    major = locked.lstrip("^~").split(".")[0]
+    fits = []
+    for v, meta in (data.get("versions") or {}).items():
+        stamp = (data.get("time") or {}).get(v, "")
+        if "-" in v or v.split(".")[0] != major or not stamp or stamp[:10] >= day:
+            continue
+        peer = (meta.get("peerDependencies") or {}).get(framework)
+        if peer is None or _admits(peer, version):
+            try:
+                fits.append((Version(v), v))
+            except InvalidVersion:
+                continue
+    return max(fits)[1] if fits else None
+
+
 def _build_npm(vs: VersionSet) -> Environment:
     cls = vs.adapter
     project = cls.node_project
@@ -202,7 +267,11 @@ def _build_npm(vs: VersionSet) -> Environment:
               f"{vs.package}@{vs.version}"], cwd=home)
     else:  # the companions as the newest published by the release's date
         manifest = json.loads((home / "package.json").read_text())
-        manifest["dependencies"] = npm_dependencies(manifest["dependencies"], cls, vs.version)
+        locked = dict(manifest["dependencies"])
+        manifest["dependencies"] = npm_dependencies(locked, cls, vs.version)
+        for pkg in cls.companions:  # pinned where the registry says which one fits the release
+            if pkg in locked and (pin := npm_companion(pkg, locked[pkg], vs.package, vs.version, day)):
+                manifest["dependencies"][pkg] = pin
         (home / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
         (home / "package-lock.json").unlink()
         _run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", f"--before={day}"], cwd=home)

@@ -108,3 +108,15 @@ def test_a_two_release_matrix_builds_runs_merges_and_reuses_its_environments(tmp
     reused = {s["version"]: s["reused_environment"] for s in json.loads((tmp_path / "mx2" / "sets.json").read_text())
               if s["status"] == "ran"}
     assert reused == {other: True, locked: True}
+
+
+def test_an_npm_peer_range_is_read_the_way_npm_reads_it():
+    """The companion pin (matrix.npm_companion) keeps only releases whose peer range admits the framework release."""
+    from loopbench.matrix import _admits
+
+    assert _admits(">=1.68.0-0 <2.0.0-0", "1.71.0") and not _admits(">=1.68.0-0 <2.0.0-0", "1.60.0")
+    assert not _admits(">=0.21.2-0 <0.25.0-0", "1.71.0") and _admits(">=0.21.2-0 <0.25.0-0", "0.24.9")
+    assert _admits("^1.2.0", "1.9.0") and not _admits("^1.2.0", "2.0.0") and not _admits("^0.2.0", "0.3.0")
+    assert _admits("~1.2.0", "1.2.9") and not _admits("~1.2.0", "1.3.0")
+    assert _admits("1.x", "1.5.0") and not _admits("1.x", "2.0.0") and _admits("*", "9.0.0")
+    assert _admits("^0.9.0 || ^1.0.0", "1.4.0") and not _admits("^0.9.0 || ^1.0.0", "2.0.0")

@@ -68,7 +68,7 @@ def test_readme_excerpt_matches_the_published_records():
 
 def test_the_excerpt_check_can_fail(tmp_path, monkeypatch):
     """A changed cell in the README is caught."""
-    changed = README.read_text(encoding="utf-8").replace("| approval_pause | ✓", "| approval_pause | ⚠", 1)
+    changed = README.read_text(encoding="utf-8").replace("| denied_action | ✓", "| denied_action | ⚠", 1)
     fake = tmp_path / "README.md"
     fake.write_text(changed, encoding="utf-8")
     monkeypatch.setattr(sys.modules[__name__], "README", fake)
