@@ -14,7 +14,9 @@ node_modules/@mastra/core/dist/docs/references/, are cited by file):
 - agent: `new Agent({id, name, instructions, model, tools})` registered on a `new Mastra({agents, storage})`
   whose storage is `LibSQLStore({url: 'file:<task_dir>/mastra.db'})` (@mastra/libsql): ONE live store per
   business task, as docs-agents-human-in-the-loop.md ("Resuming after a restart") asks for a persistent
-  storage provider; every segment of the task opens it;
+  storage provider; every segment of the task opens it. A scenario where no tool needs approval cannot
+  suspend, so its Mastra has no storage (creating the database inside the timed run cost tens of ms, enough on
+  a loaded machine to move a deadline cell: tests/test_timing_under_load.py);
 - tools: `createTool({id, description, inputSchema: z.fromJSONSchema(<scenario schema>), execute})` (Standard
   JSON Schema input, reference-tools-create-tool.md); `execute` POSTs to the ledger with the scripted call id and
   the tool's abortSignal; a ledger error throws, so Mastra's own tool-error path applies;

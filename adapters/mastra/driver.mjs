@@ -328,12 +328,18 @@ async function runSegment(req, store) {
     emit('step', summary);
   };
 
-  // the Mastra instance with its storage: the task's one live database (every segment of the task opens it)
-  await mkdir(req.task_dir, { recursive: true });
-  const storage = new LibSQLStore({ id: 'loopbench-task', url: `file:${req.task_dir}/${STORE_FILE}` });
+  // the Mastra instance with its storage: the task's one live database (every segment of the task opens it).
+  // Only where a run can suspend (a tool needs approval, or this is a resume): storage is what a suspended run
+  // needs, and a script without pauses has none (as ADK's adapter keeps its in-memory session there); opening and
+  // creating a LibSQL database inside the timed run costs tens of milliseconds, far more on a loaded machine
+  const needsStore = req.op === 'resume' || req.tools.some((t) => t.approval === 'required');
+  const storage = needsStore
+    ? new LibSQLStore({ id: 'loopbench-task', url: `file:${req.task_dir}/${STORE_FILE}` }) : null;
+  if (storage) await mkdir(req.task_dir, { recursive: true });
+  settings.storage = storage ? settings.storage : 'none (no tool needs approval: nothing can suspend)';
   const agentDef = new Agent({ id: 'support-agent', name: 'support-agent', instructions: 'You are a helpful assistant.',
     model, tools });
-  const mastra = new Mastra({ agents: { agent: agentDef }, storage, logger: false });
+  const mastra = new Mastra({ agents: { agent: agentDef }, ...(storage ? { storage } : {}), logger: false });
   const agent = mastra.getAgent('agent');
 
   emit('started', { op: req.op, variant: req.variant, settings });
@@ -367,7 +373,7 @@ async function runSegment(req, store) {
     if (error instanceof HarnessError) throw error;
     thrown = describeError(error);
   } finally {
-    await storage.close?.().catch?.(() => {});
+    await storage?.close?.().catch?.(() => {});
   }
 
   const out = {
