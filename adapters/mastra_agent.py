@@ -80,14 +80,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
-from loopbench.adapters.node_driver import NodeHome
+from loopbench.adapters.node_driver import NodeAdapter, NodeHome
 from loopbench.adapters.vercel_ai import DriverError, NodeDriver
-from loopbench.harness.adapter import Adapter, Capabilities, Intent, NodeProject, RunContext
+from loopbench.harness.adapter import Capabilities, Intent, NodeProject, RunContext
 from loopbench.harness.own_work import OWN_WORK
 from loopbench.harness.record import (
     LimitKind,
@@ -142,7 +141,7 @@ def driver() -> NodeDriver:
         return _driver
 
 
-class MastraAdapter(Adapter):
+class MastraAdapter(NodeAdapter):
     id = "mastra"
     distribution = "@mastra/core"  # an npm package: versions come from adapters/mastra/node_modules
     package_index = "npm"
@@ -184,41 +183,17 @@ class MastraAdapter(Adapter):
                              "step's stored messages; 'none' makes Mastra send no tools)",
     }
 
-    # ---- versions and availability (npm packages, not Python distributions)
-    @classmethod
-    def version(cls) -> str | None:
-        return HOME.package_version(cls.distribution)
+    # ---- versions, availability and the plain command: NodeAdapter, from the driver's Node project
+    npm_label = "`@mastra/core`"
 
     @classmethod
-    def package_versions(cls) -> dict[str, str]:
-        return {n: v for n in (cls.distribution, *cls.packages) if (v := HOME.package_version(n)) is not None}
-
-    @classmethod
-    def unavailable_reason(cls) -> str | None:
-        if (why := HOME.missing_reason()) is not None:
-            return why
-        version = cls.version()
-        if version is None:
-            return f"the npm package @mastra/core is neither installed nor in {HOME.shipped / 'package-lock.json'}"
-        parsed = tuple(int(p) for p in re.findall(r"\d+", version)[:3])
-        if parsed < cls.min_version:
-            return f"@mastra/core {version} is older than the {'.'.join(map(str, cls.min_version))} this adapter needs"
-        return None
+    def node_home(cls) -> NodeHome:
+        return HOME
 
     @classmethod
     def warm(cls) -> None:
         """Start this worker's driver (Node start-up and importing Mastra) before any run is timed."""
         driver().ensure()
-
-    @classmethod
-    def plain_command(cls, script: Path, work: Path) -> list[str]:
-        """The plain script beside the locked node_modules, as a user's project has it, on the locked Node."""
-        home = HOME.ensure_installed()
-        here = work / "plain-mastra"
-        here.mkdir(parents=True)
-        (here / "plain.mjs").write_text(script.read_text())
-        (here / "node_modules").symlink_to(home / "node_modules")
-        return [str(home / "node_modules" / ".bin" / "node"), str(here / "plain.mjs")]
 
     # ---- running
     def _payload(self, scenario: Scenario, ctx: RunContext, op: str) -> dict[str, Any]:

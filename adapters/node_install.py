@@ -20,42 +20,43 @@ from pathlib import Path
 from loopbench.adapters.node_driver import NPM_TIMEOUT_S, STAMP, NodeHome, NodeMissing
 
 __all__ = ["FILES", "NODE_DIR_ENV", "NPM_TIMEOUT_S", "SHIPPED", "STAMP", "NodeMissing", "cache_dir",
-           "ensure_installed", "installed_dir", "locked_versions", "missing_reason"]
+           "ensure_installed", "home", "installed_dir", "locked_versions", "missing_reason"]
 
 SHIPPED = Path(__file__).resolve().parent / "vercel"
 FILES = ("driver.mjs", "package.json", "package-lock.json")
 NODE_DIR_ENV = "LOOPBENCH_NODE_DIR"  # a driver directory of its own: the version matrix's other `ai` releases
 
 
-def _home() -> NodeHome:
+def home() -> NodeHome:
+    """The Vercel driver's Node project, as this module's constants say now."""
     return NodeHome(SHIPPED, FILES, NODE_DIR_ENV, marker="ai", cache_prefix="vercel-driver",
                     needs="the Vercel AI SDK driver (the npm packages ai, @ai-sdk/openai and node@22 from the "
                           "shipped package-lock.json)")
 
 
 def _has_modules(d: Path) -> bool:
-    return _home().has_modules(d)
+    return home().has_modules(d)
 
 
 def cache_dir() -> Path:
-    return _home().cache_dir()
+    return home().cache_dir()
 
 
 def installed_dir() -> Path | None:
     """The directory the driver runs from, when its dependencies are installed; None before the first install."""
-    return _home().installed_dir()
+    return home().installed_dir()
 
 
 def missing_reason() -> str | None:
     """Why the driver cannot be installed here (None when it is installed or can be)."""
-    return _home().missing_reason()
+    return home().missing_reason()
 
 
 def ensure_installed() -> Path:
     """The driver's directory, installing its npm dependencies into the user cache first when needed."""
-    return _home().ensure_installed()
+    return home().ensure_installed()
 
 
 def locked_versions() -> dict[str, str]:
     """Exact versions of the top-level npm packages, from the shipped lock."""
-    return _home().locked_versions()
+    return home().locked_versions()

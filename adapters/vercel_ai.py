@@ -74,7 +74,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from loopbench.adapters import node_install
-from loopbench.harness.adapter import Adapter, Capabilities, NodeProject, RunContext
+from loopbench.adapters.node_driver import NodeAdapter, NodeHome
+from loopbench.harness.adapter import Capabilities, NodeProject, RunContext
 from loopbench.harness.errors import LoopbenchError
 from loopbench.harness.own_work import OWN_WORK
 from loopbench.harness.record import (
@@ -106,18 +107,6 @@ class DriverDied(LoopbenchError):
 
 class DriverError(LoopbenchError):
     """The driver answered a request with an `error` (a protocol, driver or harness problem)."""
-
-
-def _package_version(name: str) -> str | None:
-    """The installed version (what runs), else the shipped lock's (what `npm ci` will install)."""
-    home = node_install.installed_dir()
-    try:
-        if home is not None:
-            return json.loads((home / "node_modules" / name / "package.json").read_text())["version"]
-        lock = json.loads((node_install.SHIPPED / "package-lock.json").read_text())
-        return lock["packages"][f"node_modules/{name}"]["version"]
-    except (OSError, ValueError, KeyError):
-        return None
 
 
 class NodeDriver:
@@ -312,7 +301,7 @@ def _step_limit_of(text: str | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
-class VercelAIAdapter(Adapter):
+class VercelAIAdapter(NodeAdapter):
     id = "vercel-ai"
     distribution = "ai"  # an npm package: versions come from adapters/vercel/node_modules
     package_index = "npm"
@@ -353,41 +342,17 @@ class VercelAIAdapter(Adapter):
                              "step's messages)",
     }
 
-    # ---- versions and availability (npm packages, not Python distributions)
-    @classmethod
-    def version(cls) -> str | None:
-        return _package_version(cls.distribution)
+    # ---- versions, availability and the plain command: NodeAdapter, from the driver's Node project
+    npm_label = "`ai`"
 
     @classmethod
-    def package_versions(cls) -> dict[str, str]:
-        return {n: v for n in (cls.distribution, *cls.packages) if (v := _package_version(n)) is not None}
-
-    @classmethod
-    def unavailable_reason(cls) -> str | None:
-        if (why := node_install.missing_reason()) is not None:
-            return why
-        version = cls.version()
-        if version is None:
-            return f"the npm package `ai` is neither installed nor in {node_install.SHIPPED / 'package-lock.json'}"
-        parsed = tuple(int(p) for p in re.findall(r"\d+", version)[:3])
-        if parsed < cls.min_version:
-            return f"ai {version} is older than the {'.'.join(map(str, cls.min_version))} this adapter needs"
-        return None
+    def node_home(cls) -> NodeHome:
+        return node_install.home()
 
     @classmethod
     def warm(cls) -> None:
         """Start this worker's driver (Node start-up and import('ai')) before any run is timed."""
         driver().ensure()
-
-    @classmethod
-    def plain_command(cls, script: Path, work: Path) -> list[str]:
-        """The plain script beside the locked node_modules, as a user's project has it, on the locked Node."""
-        home = node_install.ensure_installed()
-        here = work / "plain-vercel"
-        here.mkdir(parents=True)
-        (here / "plain.mjs").write_text(script.read_text())
-        (here / "node_modules").symlink_to(home / "node_modules")
-        return [str(home / "node_modules" / ".bin" / "node"), str(here / "plain.mjs")]
 
     # ---- running
     def _payload(self, scenario: Scenario, ctx: RunContext, op: str) -> dict[str, Any]:
