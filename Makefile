@@ -14,7 +14,7 @@ UV_VERSION := 0.13.9
 export UV_CACHE_DIR := $(CURDIR)/$(VENV)/cache/uv
 export npm_config_cache := $(CURDIR)/$(VENV)/cache/npm
 
-.PHONY: install run test lint typecheck lock clean browser publish bench matrix offline-fixtures
+.PHONY: install run test lint typecheck lock clean browser publish stability bench matrix offline-fixtures
 
 install: $(PY_STAMP) $(NODE_STAMPS)
 	@for d in $(NODE_DIRS); do stamp=$(VENV)/.node-installed-$$(basename $$d); \
@@ -65,6 +65,15 @@ publish: install
 	mkdir -p $(PUBLISHED)
 	cp results/publish/results.jsonl results/publish/report.md results/publish/report.html \
 	   results/publish/matrix.csv results/publish/summary.json results/publish/*.png $(PUBLISHED)/
+
+# Do the timing-sensitive cells hold on a busy machine? Each one 3 times beside a CPU hog, compared with the
+# publication; the result is stored beside it (stability.json) and shown in its report's Stability section.
+# Exits 1 when a repetition changed (the result is stored either way: the report says what changed).
+stability: install
+	rm -rf results/stability
+	$(BIN)/loopbench stability --published $(PUBLISHED) --out results/stability; status=$$?; \
+	  cp results/stability/stability.json $(PUBLISHED)/ && \
+	  $(BIN)/loopbench report $(PUBLISHED) --format md,html && exit $$status
 
 bench: install
 	$(BIN)/loopbench bench

@@ -123,6 +123,8 @@ NO_PAUSE = ("approval_pause: can_use_tool is an in-process callback; a pause can
 
 # the Agent SDK's options and the CLI's settings have no tool_choice: the CLI decides what it sends
 NO_TOOL_CHOICE = "unsupported: ClaudeAgentOptions has no tool_choice setting; the CLI sends its own"
+# an SDK MCP tool reports a failure as its result: the CLI hands the model the text as an error tool result
+TOOL_ERROR = "the SDK MCP tool returns {'content': [text], 'is_error': True} (the model gets an error tool result)"
 MECHANISMS: dict[str, dict[Intent, str]] = {
     "default": {
         "deny_stop": "PreToolUse hook permissionDecision=deny + continue=false (terminal_reason hook_stopped)",
@@ -132,6 +134,8 @@ MECHANISMS: dict[str, dict[Intent, str]] = {
         "reject": "PreToolUse hook permissionDecision=deny on resume",
         "tool_choice_first": NO_TOOL_CHOICE,
         "tool_choice_later": NO_TOOL_CHOICE,
+        "tool_error_recoverable": TOOL_ERROR,
+        "tool_error_fatal": TOOL_ERROR,
     },
     "can-use-tool": {
         "deny_stop": "can_use_tool PermissionResultDeny(interrupt=True) (terminal_reason aborted_tools)",
@@ -141,6 +145,8 @@ MECHANISMS: dict[str, dict[Intent, str]] = {
         "reject": "can_use_tool PermissionResultDeny(interrupt=False)",
         "tool_choice_first": NO_TOOL_CHOICE,
         "tool_choice_later": NO_TOOL_CHOICE,
+        "tool_error_recoverable": TOOL_ERROR,
+        "tool_error_fatal": TOOL_ERROR,
     },
 }
 
@@ -194,6 +200,11 @@ class CLIKilled(LoopbenchError):
 class ClaudeAgentAdapter(Adapter):
     id = "claude-agent-sdk"
     distribution = "claude-agent-sdk"
+    model_class = "claude_agent_sdk.ClaudeSDKClient (the Claude Code CLI's own Anthropic client)"
+    model_provider = "anthropic"
+    # each run starts its own Claude Code CLI process, which is where the model client lives: the worker holds
+    # nothing a warm-up run would warm (a first run in a worker measured as long as the others)
+    warm_up_run = False
     packages = ("mcp",)
     extra = "claude"
     # held to the release's day by the version matrix: claude-agent-sdk 0.2.90 calls an mcp Server API later mcp

@@ -1,26 +1,59 @@
 """Google Agent Development Kit adapter (`google-adk`).
 
-Translation of the neutral scenario into native controls (every other setting is ADK's default):
-- model: ADK's own `google.adk.models.Gemini(model=<scenario model>, base_url=<scripted server>,
-  client_kwargs={"api_key": <run key>})` — `base_url` is a field of the class ("the base URL for the AI
-  platform service endpoint") and `client_kwargs` the documented way to hand the `google.genai.Client` what
-  ADK does not expose (models/google_llm.py `Gemini`, `Gemini.api_client`). Releases without `client_kwargs`
-  (2.0 and the 1.x line) document a subclass overriding `api_client` instead; the adapter does that there,
-  building the client as ADK does (its tracking headers and `retry_options`) plus the key (`_gemini`).
-  The client speaks the Gemini API
+The model class, per variant (docs/decisions.md "Each framework's own model class"):
+- default (and `error-dict`, `in-memory`): ADK's quick start — its home provider, Gemini, through ADK's own
+  `google.adk.models.Gemini` over google-genai, sending the model table's Gemini model (`Adapter.model_id`:
+  gemini-2.5-flash for the suite's Claude scenarios), not the scenario's Claude id. Gemini is the default because
+  it is what ADK's quick start and docs build an agent with (`LlmAgent(model="gemini-...")`) and the provider ADK
+  is made by. The scenario's Claude cannot simply be named there: ADK's registry (google/adk/models/__init__.py
+  `_LAZY_PROVIDERS`, LLMRegistry) maps a bare `claude-*` string to `Claude` (google/adk/models/anthropic_llm.py),
+  the class for Claude served from Vertex AI: it builds an `AsyncAnthropicVertex` from GOOGLE_CLOUD_PROJECT /
+  GOOGLE_CLOUD_LOCATION (or a `projects/...` model path), so it needs a Google Cloud project and cannot be
+  pointed at a base URL; its own error says to "pass a model instance configured for the Anthropic API rather
+  than a bare model name" to call the Anthropic API directly. That is the `anthropic` variant.
+  `Gemini(model=<gemini model>, base_url=<scripted server>, client_kwargs={"api_key": <run key>})` — `base_url`
+  is a field of the class ("the base URL for the AI platform service endpoint") and `client_kwargs` the documented
+  way to hand the `google.genai.Client` what ADK does not expose (models/google_llm.py `Gemini`,
+  `Gemini.api_client`). Releases without `client_kwargs` (2.0 and the 1.x line) document a subclass overriding
+  `api_client` instead; the adapter does that there, building the client as ADK does (its tracking headers and
+  `retry_options`) plus the key (`_gemini`). The client speaks the Gemini API
   (`POST {base_url}/v1beta/models/{model}:generateContent`, key in `x-goog-api-key`). `retry_options` is left
   unset: ADK passes None to the client, and google-genai's `retry_args(None)` is `stop_after_attempt(1)`, so
   neither layer retries a failed model request (genai `_api_client.retry_args`); the first APIError ends the
   run (the server sees one request). Streaming stays ADK's default (`StreamingMode.NONE`: generateContent).
+- `anthropic`: the scenario's Claude through ADK's own Anthropic-API class,
+  `google.adk.models.anthropic_llm.AnthropicLlm(model=<scenario model>, client=anthropic.AsyncAnthropic(
+  base_url=<scripted server>, api_key=<run key>))` — `client` is the class's field for "an optional
+  pre-configured Anthropic client", which its `_anthropic_client` returns as it is (ADK's docs pages on Claude
+  show the Java `Claude(model, anthropicClient)` and, for Python's direct Anthropic API, LiteLLM; the Python class
+  and its error message are the documentation of this route). Releases before the field (1.22 to 2.0 at least;
+  2.8 has it) build a bare `AsyncAnthropic()` in a cached `_anthropic_client` property: the adapter overrides that
+  property with the same client (`_anthropic_llm`, as `_gemini` does for Gemini). Every release from 1.22 (the
+  adapter's minimum) has AnthropicLlm; a release without it (1.4 and earlier had only `Claude`) or without the
+  `anthropic` package reports this variant unavailable (`GoogleADKAnthropic.unavailable_reason`; the core consults
+  the default class's only, so there its segments fail with that reason as an adapter error). The client speaks
+  Anthropic Messages (`POST {base_url}/v1/messages`, non-streaming: ADK's default StreamingMode.NONE). Retries: ADK
+  sets none and AnthropicLlm has no retry option; the anthropic client's own defaults decide (`max_retries=2`,
+  recorded from the client: 408/409/429/5xx retried unless `x-should-retry: false`; a `retry-after` header is
+  honoured, else 0.5 s then 1 s, x0.75-1 jitter). The retries happen inside one `messages.create` call, so ADK
+  sees one response (one event) per successful request: a 429 then a 500 then success is 5 requests for 3
+  reported responses (model_transient_error: completed); a provider down is 3 requests in about 1.5 s, then the
+  client's `InternalServerError` leaves `run_async` (model_outage: failed); a 429 storm with `retry-after: 1`
+  ends after 3 requests, ~2 s (probes/google_adk/anthropic_llm.py transient / outage / rate-limit; the variant
+  declares `retry_window_s=2.0`). AnthropicLlm sends `tool_choice: {"type": "auto"}` whenever the agent has tools
+  and ignores `llm_request.config.tool_config` (models/anthropic_llm.py `generate_content_async`): the scenario's
+  tool_choice cannot be set here (`unsupported`; probes/google_adk/anthropic_llm.py tool-choice). Tool-call ids
+  are `toolu_<scripted id>` (Gemini's `fc_<scripted id>`), mapped per variant (`call_id_prefix`).
 - tools: a `FunctionTool` per scenario tool (so ADK's own argument filtering, mandatory-argument check and
   confirmation gate apply) whose function takes the scenario's parameters (its signature is built from the JSON
   schema's properties) and whose `_get_declaration()` is `FunctionDeclaration(name, description,
   parameters_json_schema=<the scenario's JSON schema>)`. It executes through the ledger with the model's call
-  id (`tool_context.function_call_id`, `fc_<scripted id>`). A ledger error is RAISED (`ToolFailed`), so ADK's
+  id (`tool_context.function_call_id`). A ledger error is RAISED (`ToolFailed`), so ADK's
   default tool-error path decides: with no `on_tool_error_callback` (agent or plugin) the exception is
   re-raised out of the run (flows/llm_flows/tools/_caller.py `_execute_single_prepared_call`, step 3:
   `run_on_tool_error_callbacks` -> None -> `raise tool_error`): failure="tool" (probes/google_adk/fair.py
-  tool-error). Variant `error-dict`: the tool returns the function-tools guide's error dict instead
+  tool-error); the same for a recoverable error, a timeout and a fatal error (the tool does not choose).
+  Variant `error-dict`: the tool returns the function-tools guide's error dict instead
   (`{"status": "error", "error_message": ...}`, its convention for a failure the model should see); the loop
   goes on.
 - max model calls -> `RunConfig(max_llm_calls=N)` passed to `Runner.run_async`. ADK increments its per-invocation
@@ -31,28 +64,28 @@ Translation of the neutral scenario into native controls (every other setting is
   (`_DEFAULT_MAX_LLM_CALLS`, or the ADK_MAX_LLM_CALLS environment variable), recorded. The counter lives in
   the invocation context: each `run_async` (a resume included) is a new invocation with a fresh budget.
   Token budget, cost budget, deadline -> unsupported (ADK has none).
+- sessions belong to the variant, whatever the scenario: default, `error-dict` and `anthropic` keep every session
+  in ADK's on-disk `SqliteSessionService` (google.adk.sessions.sqlite_session_service, what `adk web` uses for
+  local storage; the confirmation docs list DatabaseSessionService and VertexAiSessionService as not supported
+  by the feature) in `ctx.task_dir`, shared by every segment of the business task as an application's database
+  is; `in-memory` keeps them in an `InMemorySessionService` (the quick-start's), one per segment like a script's.
+  Either is built, and a first run's session created, as an application does before it calls `run_async`.
 - `approval: required` -> tool confirmation: `FunctionTool(func, require_confirmation=<callable>)`; the callable
   records a ledger `authorize` event and answers True. ADK runs it once at the pause and three times on the
   resume that approves or rejects (`_confirmation._resolve_confirmation_targets` re-validates, then the gate
   `tools/_confirmation_utils.apply_confirmation_gate`, then `FunctionTool.run_async` checks again): 4 authorize
   events for one request (probes/google_adk/fair.py confirm; 2.8.0 runs it twice on the resume, 2.0.0 and
-  1.22.0 once). ADK answers the call with a placeholder error,
-  emits an `adk_request_confirmation` function call (long-running) and ends the invocation: the pause. The
-  session of a scenario with such a tool lives in ADK's on-disk `SqliteSessionService`
-  (google.adk.sessions.sqlite_session_service, what `adk web` uses for local storage; the confirmation docs list
-  DatabaseSessionService and VertexAiSessionService as not supported by the feature) in `ctx.task_dir`, shared
-  by every segment of the business task; the snapshot keeps the session ids and the pending confirmation
-  requests (a scenario with no approval has nothing to resume: its session is the `InMemorySessionService` a
-  script without pauses uses). Resume (another process): a new
-  message with one `FunctionResponse(name="adk_request_confirmation", id=<request id>, response={"confirmed":
-  true|false})` per pending request, keyed by the scripted call id of its `originalFunctionCall`. ADK's
-  `request_confirmation` processor re-executes a confirmed tool; a rejected one gets ADK's
+  1.22.0 once). ADK answers the call with a placeholder error, emits an `adk_request_confirmation` function call
+  (long-running) and ends the invocation: the pause. The snapshot keeps the session ids and the pending
+  confirmation requests. Resume (another process): a new message with one
+  `FunctionResponse(name="adk_request_confirmation", id=<request id>, response={"confirmed": true|false})` per
+  pending request, keyed by the scripted call id of its `originalFunctionCall`, to the variant's session
+  service. ADK's `request_confirmation` processor re-executes a confirmed tool; a rejected one gets ADK's
   `{"error": "This tool call is rejected."}` (the model is called again). ADK drops a confirmation it already
   consumed (the same pause resumed twice) and then ends the invocation with no model call (2.13; 2.8.0 and
-  earlier run the confirmed tool again: probes/google_adk/fair.py confirm).
-  Variant `in-memory`: `InMemorySessionService` (the quick-start's), one per segment like a script's: the
-  pause cannot survive a new process; the resume meets no session and ADK raises `SessionNotFoundError`
-  (recorded as it is: failure="other"); the variant declares `pause_survives_restart=False`.
+  earlier run the confirmed tool again: probes/google_adk/fair.py confirm). In `in-memory` the pause cannot
+  survive a new process: the resume meets no session and ADK raises `SessionNotFoundError` (recorded as it is:
+  failure="other"); the variant declares `pause_survives_restart=False`.
 - `approval: deny`, by the scenario's intent (`policy.deny`): a `before_tool_callback` (records an `authorize`
   event) that returns `{"error": "<tool> is denied by policy"}`: ADK skips the tool and sends that dict as its
   response. "continue": nothing else (the model is called again). "stop": the callback also sets
@@ -60,18 +93,22 @@ Translation of the neutral scenario into native controls (every other setting is
   function response": the function response event is then a final response (`Event.is_final_response`) and
   the invocation ends. `denied=True` only when the segment's last event is that function response with
   skip_summarization set by the deny callback (the framework's own record of the stop).
-- tool_choice (opening or later call): a `before_model_callback` sets `llm_request.config.tool_config =
-  ToolConfig(function_calling_config=FunctionCallingConfig(mode=ANY|NONE|AUTO, allowed_function_names=[...]))`
-  for the call the turn answers, chosen from the contents about to be sent (the callback docs' way to modify
-  the request before it goes out).
+- tool_choice (opening or later call; Gemini variants): a `before_model_callback` sets
+  `llm_request.config.tool_config = ToolConfig(function_calling_config=FunctionCallingConfig(mode=ANY|NONE|AUTO,
+  allowed_function_names=[...]))` for the call the turn answers, chosen from the contents about to be sent (the
+  callback docs' way to modify the request before it goes out). `anthropic`: unsupported (above).
 
-Signal mapping (no scenario knowledge): `LlmCallsLimitExceededError` -> limit="steps" (raised); a
-`google.genai.errors.APIError` in the chain -> failure="model"; `ToolFailed` in the chain -> failure="tool";
-other exceptions -> failure="other"; pending `adk_request_confirmation` calls at the end -> paused.
+Signal mapping (no scenario knowledge): `LlmCallsLimitExceededError` -> limit="steps" (raised); the model
+client's own error in the chain (`google.genai.errors.APIError`; `anthropic.APIError` in the `anthropic` variant,
+which ADK 2.8+ wraps a 429 of as `_AnthropicRateLimitError`) -> failure="model"; `ToolFailed` in the chain ->
+failure="tool"; other exceptions -> failure="other"; pending `adk_request_confirmation` calls at the end -> paused.
 Counters per segment (ADK's counters are per invocation, not cumulative): model_requests_reported = the
-model-response events of the segment (events carrying the response's `usage_metadata` or `finish_reason`),
-tokens = the sum of their `usage_metadata` (prompt / candidates token counts). When the run raised in a model
-call, the failed request left no event: requests and tokens are unknown (None). runtime_steps = ADK's own LLM
+model-response events of the segment (events carrying the response's `usage_metadata` or `finish_reason`: one per
+model response ADK reported), tokens = the sum of their `usage_metadata` (prompt / candidates token counts; a
+response whose usage lacks a count makes that total None). When the run raised in a model call, the failed
+request (and any client retry) left no event: requests and tokens are unknown (None); when the run raised before
+any event (e.g. `SessionNotFoundError` on an in-memory resume) ADK reported nothing: None, not 0. A run that
+returned with no event (a confirmation already consumed) reported 0 responses. runtime_steps = ADK's own LLM
 call counter (`InvocationContext._invocation_cost_manager._number_of_llm_calls`, private, read through the
 callback context): it counts every call it let through and also the one refused by max_llm_calls (it
 increments, then checks).
@@ -85,9 +122,10 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
-from loopbench.adapters.kit import GEMINI_ID_PREFIX, ToolFailed, in_chain, neutral_id
+from loopbench.adapters.kit import ANTHROPIC_ID_PREFIX, GEMINI_ID_PREFIX, ToolFailed, in_chain, neutral_id
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
+from loopbench.harness.models import Provider
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
@@ -105,24 +143,32 @@ UNSUPPORTED_NOTES = {
     "deadline_s": "no run deadline (RunConfig has none)",
 }
 _MODES = {"required": "ANY", "none": "NONE", "auto": "AUTO"}
-
-
-def _gid(call_id: str | None) -> str | None:
-    return neutral_id(call_id, GEMINI_ID_PREFIX)
+TOOL_ERROR_RAISED = ("the tool raises ToolFailed; with no on_tool_error_callback ADK re-raises it out of the run "
+                     "(the run ends)")
+TOOL_CHOICE_AUTO_ONLY = ("unsupported: AnthropicLlm sends tool_choice {'type': 'auto'} whenever the agent has tools "
+                         "and ignores llm_request.config.tool_config (models/anthropic_llm.py generate_content_async)")
+TOOL_ERROR_DICT = ("the tool returns the function-tools guide's error dict {'status': 'error', 'error_message': ...} "
+                   "(the model gets it; the loop goes on)")
 
 
 class GoogleADKAdapter(Adapter):
     id = "google-adk"
     distribution = "google-adk"
-    packages = ("google-genai",)
+    model_class: ClassVar[str | None] = "google.adk.models.Gemini"
+    model_provider: ClassVar[Provider | None] = "gemini"
+    # anthropic: the `anthropic` variant's client (the runner lists a framework's packages once, from this class)
+    packages = ("google-genai", "anthropic")
     extra = "google-adk"
     companions = ("google-genai",)
     plain_script = "google_adk.py"
     # tried: 1.22.0 runs (and 1.33.0, 2.0.0, 2.8.0); 1.18.0 has no SqliteSessionService and its Gemini no base_url
     min_version = (1, 22)
-    about = ("LlmAgent + Runner with ADK's defaults; Gemini(base_url) over google-genai; max model calls -> "
-             "RunConfig.max_llm_calls; approvals -> tool confirmation + SqliteSessionService")
+    about = ("ADK's quick start: LlmAgent + Runner with ADK's defaults and its home provider's class, "
+             "Gemini(base_url) over google-genai, sending the model table's Gemini model; max model calls -> "
+             "RunConfig.max_llm_calls; sessions in SqliteSessionService (approvals -> tool confirmation)")
     tool_errors_as_dict: ClassVar[bool] = False
+    # the prefix the model's wire protocol puts before a scripted call id (Gemini's functionCall ids: fc_<id>)
+    call_id_prefix: ClassVar[str] = GEMINI_ID_PREFIX
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls"}),
         step_unit="LLM call (InvocationContext counter, per invocation)",
@@ -130,7 +176,9 @@ class GoogleADKAdapter(Adapter):
         pause_survives_restart=True,
         deny="before_tool_callback returning an error dict (continue); plus skip_summarization=True (stop)",
         notes=("max_llm_calls is per invocation: a resume is a new invocation with a fresh budget",
-               "neither ADK nor google-genai retries a failed model request by default (retry_options unset)"),
+               "Gemini: neither ADK nor google-genai retries a failed model request by default (retry_options "
+               "unset): the first error ends the run",
+               "sessions in SqliteSessionService in the task dir, whatever the scenario"),
     )
     mechanism_table: ClassVar[dict[Intent, str]] = {
         "deny_stop": "before_tool_callback returns {'error': ...} (the tool is skipped) and sets "
@@ -146,6 +194,8 @@ class GoogleADKAdapter(Adapter):
                              "mode ANY/NONE/AUTO, allowed_function_names) for the call the turn answers",
         "tool_choice_later": "before_model_callback sets llm_request.config.tool_config (FunctionCallingConfig "
                              "mode ANY/NONE/AUTO, allowed_function_names) for the call the turn answers",
+        "tool_error_recoverable": TOOL_ERROR_RAISED,
+        "tool_error_fatal": TOOL_ERROR_RAISED,
     }
 
     @classmethod
@@ -153,16 +203,49 @@ class GoogleADKAdapter(Adapter):
         import google.adk.agents  # noqa: F401
         import google.adk.models  # noqa: F401
         import google.adk.runners  # noqa: F401
+        import google.adk.sessions.sqlite_session_service  # noqa: F401
         import google.genai  # noqa: F401
 
-    # ------------------------------------------------------------------ sessions
-    def _session_service(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, str]:
-        """ADK's on-disk SqliteSessionService in the task dir when the scenario can pause (a tool needs approval:
-        the pause must outlive the process); otherwise the InMemorySessionService a script without pauses uses."""
-        from google.adk.sessions import InMemorySessionService
+    def _gid(self, call_id: str | None) -> str | None:
+        """The scripted call id behind the model's call id."""
+        return neutral_id(call_id, self.call_id_prefix)
 
-        if not any(spec.approval == "required" for spec in scenario.tools.values()):
-            return InMemorySessionService(), "InMemorySessionService (no approval in the scenario: nothing to resume)"
+    # ------------------------------------------------------------------ the model
+    def _model(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, dict[str, Any]]:
+        """ADK's own Gemini class (its quick start's) sending the model table's Gemini model, and what it was set
+        up with."""
+        from google.adk.models import Gemini
+
+        model = _gemini(Gemini, self.model_id(scenario), ctx.base_url, ctx.api_key)
+        how = ("Gemini(client_kwargs={'api_key': ...})" if "client_kwargs" in Gemini.model_fields
+               else "a Gemini subclass overriding api_client (the release has no client_kwargs)")
+        return model, {"base_url": "the scripted server (Gemini.base_url)", "client": how, "retry_options": None}
+
+    @staticmethod
+    def _model_errors() -> tuple[type[BaseException], ...]:
+        """The model client's own error types: one in an exception's chain means the model request failed."""
+        from google.genai.errors import APIError
+
+        return (APIError,)
+
+    @staticmethod
+    async def _close_model(model: Any) -> None:
+        """Close the HTTP client the model used in this segment (google-genai's async client)."""
+        api = model.__dict__.get("client") or model.api_client  # the per-loop client the model built for this run
+        await api.aio.aclose()
+
+    # ------------------------------------------------------------------ sessions
+    async def prepare(self, scenario: Scenario, ctx: RunContext) -> None:
+        """The variant's session service, opened as an application opens its store before it serves a run: the
+        worker calls this before the segment's clock starts."""
+        self._service = self._session_service(ctx)
+
+    def _opened(self, ctx: RunContext) -> tuple[Any, str]:
+        return getattr(self, "_service", None) or self._session_service(ctx)
+
+    def _session_service(self, ctx: RunContext) -> tuple[Any, str]:
+        """The variant's session store, whatever the scenario: ADK's on-disk SqliteSessionService in the task dir
+        (shared by every segment of the business task, as an application's database is)."""
         from google.adk.sessions.sqlite_session_service import SqliteSessionService
 
         ctx.task_dir.mkdir(parents=True, exist_ok=True)
@@ -174,6 +257,7 @@ class GoogleADKAdapter(Adapter):
         from google.genai import types
 
         as_dict = self.tool_errors_as_dict
+        gid = self._gid
 
         class ScenarioTool(FunctionTool):
             """A FunctionTool over one scenario tool: ADK's own argument filtering, mandatory-argument check and
@@ -185,7 +269,7 @@ class GoogleADKAdapter(Adapter):
                                                            parameters_json_schema=spec.parameters)
 
                 async def invoke(tool_context: ToolContext, **args: Any) -> Any:
-                    out = await ledger.call(name, args, _gid(tool_context.function_call_id))
+                    out = await ledger.call(name, args, gid(tool_context.function_call_id))
                     if not out.ok:
                         if as_dict:  # the function-tools guide's error convention: the model sees it
                             return {"status": "error", "error_message": out.text}
@@ -193,7 +277,7 @@ class GoogleADKAdapter(Adapter):
                     return out.text
 
                 async def needs_approval(tool_context: ToolContext, **args: Any) -> bool:
-                    await ledger.authorize(name, args, _gid(tool_context.function_call_id), "approval required")
+                    await ledger.authorize(name, args, gid(tool_context.function_call_id), "approval required")
                     return True
 
                 # the scenario's parameters as the function's signature: FunctionTool passes exactly these
@@ -218,14 +302,10 @@ class GoogleADKAdapter(Adapter):
 
     def _agent(self, scenario: Scenario, ctx: RunContext, probe: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         from google.adk.agents import LlmAgent
-        from google.adk.models import Gemini
         from google.genai import types
 
         ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
-        model = _gemini(Gemini, scenario.model.id, ctx.base_url, ctx.api_key)
-        settings: dict[str, Any] = {"model_class": "google.adk.models.Gemini (google-genai, generateContent)",
-                                    "base_url": "the scripted server (Gemini.base_url)",
-                                    "retry_options": None}
+        model, settings = self._model(scenario, ctx)
         denied = {n for n, s in scenario.tools.items() if s.approval == "deny"}
         stop = scenario.policy.deny == "stop"
         rules = scenario.tool_choice_rules()
@@ -233,7 +313,7 @@ class GoogleADKAdapter(Adapter):
         async def before_tool(tool: Any, args: dict[str, Any], tool_context: Any) -> dict[str, Any] | None:
             if tool.name not in denied:
                 return None
-            await ledger.authorize(tool.name, args, _gid(tool_context.function_call_id), DENY_MARK)
+            await ledger.authorize(tool.name, args, self._gid(tool_context.function_call_id), DENY_MARK)
             probe["deny_fired"] = probe.get("deny_fired", 0) + 1
             if stop:  # the function response is final: ADK does not call the model again
                 tool_context.actions.skip_summarization = True
@@ -251,7 +331,7 @@ class GoogleADKAdapter(Adapter):
             observe(callback_context)
             if not rules:
                 return None
-            choice = _tool_choice_for(scenario, llm_request.contents or [])
+            choice = _tool_choice_for(scenario, llm_request.contents or [], self.call_id_prefix)
             if choice is None:
                 return None
             llm_request.config = llm_request.config or types.GenerateContentConfig()
@@ -297,7 +377,7 @@ class GoogleADKAdapter(Adapter):
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
         from google.genai import types
 
-        service, label = self._session_service(scenario, ctx)
+        service, label = self._opened(ctx)
         session_id = f"s-{uuid.uuid4().hex[:12]}"
         await service.create_session(app_name=APP_NAME, user_id=USER_ID, session_id=session_id)
         message = types.Content(role="user", parts=[types.Part(text=scenario.prompt)])
@@ -315,7 +395,7 @@ class GoogleADKAdapter(Adapter):
                 raise ValueError(f"no decision for pending call {req['call_id']} ({req['tool']})")
             parts.append(types.Part(function_response=types.FunctionResponse(
                 name=CONFIRMATION, id=req["request_id"], response={"confirmed": decision == "approve"})))
-        service, label = self._session_service(scenario, ctx)
+        service, label = self._opened(ctx)
         message = types.Content(role="user", parts=parts)
         notes = [f"resumed session {meta['session_id']} with {len(parts)} confirmation response(s)"]
         return await self._drive(scenario, ctx, service, label, meta["session_id"], message, notes)
@@ -340,11 +420,13 @@ class GoogleADKAdapter(Adapter):
                                                 run_config=RunConfig(**run_kwargs)):
                 events.append(event)
         except Exception as exc:  # the framework ended by raising: map the signal
-            in_model = in_chain(exc, _api_error())
-            counters = self._counters(events, probe, known=not in_model)
+            # a failed model request leaves no event, and a run that raised before any event reported nothing:
+            # either way the counts are unknown, not 0
+            known = bool(events) and not in_chain(exc, self._model_errors())
+            counters = self._counters(events, probe, known=known)
             return SegmentResult(signals=self._raised(exc, probe), counters=counters, **common)
         finally:
-            await _close(runner, agent)
+            await self._close(runner, agent)
         counters = self._counters(events, probe, known=True)
         pending = self._pending(events)
         extra: dict[str, Any] = {"events": len(events)}
@@ -370,8 +452,7 @@ class GoogleADKAdapter(Adapter):
         return SegmentResult(signals=signals, counters=counters, **common)
 
     # ------------------------------------------------------------------ mapping
-    @staticmethod
-    def _pending(events: list[Any]) -> list[dict[str, Any]]:
+    def _pending(self, events: list[Any]) -> list[dict[str, Any]]:
         """The confirmation requests the segment ended on: adk_request_confirmation calls not answered later."""
         answered = {fr.id for e in events for fr in e.get_function_responses() if fr.name == CONFIRMATION}
         out = []
@@ -380,12 +461,11 @@ class GoogleADKAdapter(Adapter):
                 if fc.name != CONFIRMATION or fc.id in answered:
                     continue
                 original = (fc.args or {}).get("originalFunctionCall") or {}
-                out.append({"request_id": fc.id, "call_id": _gid(original.get("id")),
+                out.append({"request_id": fc.id, "call_id": self._gid(original.get("id")),
                             "tool": original.get("name") or "", "args": original.get("args") or {}})
         return out
 
-    @staticmethod
-    def _raised(exc: Exception, probe: dict[str, Any]) -> NativeSignals:
+    def _raised(self, exc: Exception, probe: dict[str, Any]) -> NativeSignals:
         from google.adk.agents.invocation_context import LlmCallsLimitExceededError
 
         base: dict[str, Any] = dict(ended="raised", exception_type=type(exc).__name__,
@@ -394,26 +474,46 @@ class GoogleADKAdapter(Adapter):
             return NativeSignals(**base, limit="steps", limit_signal="raised")
         if in_chain(exc, ToolFailed):
             return NativeSignals(**base, failure="tool")
-        if in_chain(exc, _api_error()):
+        if in_chain(exc, self._model_errors()):
             return NativeSignals(**base, failure="model")
         return NativeSignals(**base, failure="other")
+
+    async def _close(self, runner: Any, agent: Any) -> None:
+        """Release what the segment opened: the runner's toolsets/plugins and the model's HTTP client."""
+        try:
+            await runner.close()
+        except Exception:  # noqa: BLE001 - closing must not replace the segment's outcome
+            pass
+        model = getattr(agent, "model", None)
+        if model is None or isinstance(model, str):
+            return
+        try:
+            await self._close_model(model)
+        except Exception:  # noqa: BLE001
+            pass
 
     @staticmethod
     def _counters(events: list[Any], probe: dict[str, Any], known: bool) -> ReportedCounters:
         responses = [e for e in events if not e.partial and e.author != "user"
                      and (e.usage_metadata is not None or e.finish_reason is not None)]
         usage = [e.usage_metadata for e in responses]
-        tokens_known = known and all(u is not None for u in usage)
         manager = probe.get("cost_manager")
         steps = getattr(manager, "_number_of_llm_calls", None) if manager is not None else None
+
+        def total(field: str) -> int | None:
+            """A token total over the responses; unknown when any response's usage lacks the count."""
+            counts = [getattr(u, field, None) if u is not None else None for u in usage]
+            ints = [c for c in counts if isinstance(c, int)]
+            return sum(ints) if known and len(ints) == len(counts) else None
+
         return ReportedCounters(
             model_requests_reported=len(responses) if known else None,
             tool_calls_requested=sum(len([c for c in e.get_function_calls() if c.name != CONFIRMATION])
                                      for e in responses) if known else None,
             runtime_steps=steps if isinstance(steps, int) else None,
             runtime_step_unit="LLM call",
-            input_tokens_reported=sum(u.prompt_token_count or 0 for u in usage if u) if tokens_known else None,
-            output_tokens_reported=sum(u.candidates_token_count or 0 for u in usage if u) if tokens_known else None,
+            input_tokens_reported=total("prompt_token_count"),
+            output_tokens_reported=total("candidates_token_count"),
             cumulative=False,
         )
 
@@ -438,37 +538,36 @@ def _gemini(gemini: Any, model: str, base_url: str, api_key: str) -> Any:
     return KeyedGemini(model=model, **({"base_url": base_url} if "base_url" in gemini.model_fields else {}))
 
 
-def _api_error() -> type[BaseException]:
-    from google.genai.errors import APIError
+def _anthropic_llm(anthropic_llm: Any, model: str, base_url: str, api_key: str) -> Any:
+    """ADK's AnthropicLlm over an `anthropic.AsyncAnthropic(base_url=..., api_key=...)`, the way the release takes
+    one: its `client` field ("an optional pre-configured Anthropic client", which `_anthropic_client` returns as
+    it is), else — in the releases before the field (1.22 to 2.0 at least), whose cached `_anthropic_client`
+    property builds a bare `AsyncAnthropic()` from the environment — a subclass overriding that property, as
+    `_gemini` does for Gemini. Either way the client is the user's, with the anthropic SDK's own defaults."""
+    from anthropic import AsyncAnthropic
 
-    return APIError
+    client = AsyncAnthropic(base_url=base_url, api_key=api_key)
+    if "client" in anthropic_llm.model_fields:
+        return anthropic_llm(model=model, client=client)
+    from functools import cached_property
 
+    class KeyedAnthropicLlm(anthropic_llm):
+        @cached_property
+        def _anthropic_client(self) -> Any:
+            return client
 
-async def _close(runner: Any, agent: Any) -> None:
-    """Release what the segment opened: the runner's toolsets/plugins and the model's HTTP client."""
-    try:
-        await runner.close()
-    except Exception:  # noqa: BLE001 - closing must not replace the segment's outcome
-        pass
-    model = getattr(agent, "model", None)
-    if model is None:
-        return
-    client = getattr(model, "__dict__", {}).get("client")
-    try:
-        api = client or model.api_client  # the per-loop client the model built for this run
-        await api.aio.aclose()
-    except Exception:  # noqa: BLE001
-        pass
+    return KeyedAnthropicLlm(model=model)
 
 
-def _tool_choice_for(scenario: Scenario, contents: list[Any]) -> str | None:
+def _tool_choice_for(scenario: Scenario, contents: list[Any], prefix: str) -> str | None:
     """The scenario's `tool_choice` for a model call about to send `contents`: the function responses after the
     last model content, and whether the conversation holds any."""
     trailing: list[str] = []
     for content in reversed(contents):
         if content.role == "model":
             break
-        trailing += [_gid(p.function_response.id) or "" for p in content.parts or [] if p.function_response]
+        trailing += [neutral_id(p.function_response.id, prefix) or ""
+                     for p in content.parts or [] if p.function_response]
     any_results = any(p.function_response for c in contents for p in c.parts or [])
     return scenario.tool_choice_for(trailing, any_results)
 
@@ -491,15 +590,25 @@ def _finish_reason(events: list[Any]) -> str | None:
 
 class GoogleADKErrorDict(GoogleADKAdapter):
     variant = "error-dict"
-    about = ("tools return the function-tools guide's error dict ({'status': 'error', 'error_message': ...}) "
-             "instead of raising")
+    about = ("the default with tools that return the function-tools guide's error dict ({'status': 'error', "
+             "'error_message': ...}) instead of raising")
     tool_errors_as_dict = True
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **GoogleADKAdapter.mechanism_table,
+        "tool_error_recoverable": TOOL_ERROR_DICT,
+        "tool_error_fatal": TOOL_ERROR_DICT,
+    }
 
 
 class GoogleADKInMemory(GoogleADKAdapter):
     variant = "in-memory"
-    about = "InMemorySessionService (the quick-start's), one per segment: a pause does not survive a new process"
-    capabilities = GoogleADKAdapter.capabilities.model_copy(update={"pause_survives_restart": False})
+    about = ("the default with InMemorySessionService (the quick-start's), one per segment, whatever the scenario: "
+             "a pause does not survive a new process")
+    capabilities = GoogleADKAdapter.capabilities.model_copy(update={
+        "pause_survives_restart": False,
+        "notes": (*GoogleADKAdapter.capabilities.notes[:2],
+                  "sessions in an InMemorySessionService per segment: a resume in another process finds none "
+                  "(SessionNotFoundError)")})
     mechanism_table: ClassVar[dict[Intent, str]] = {
         **GoogleADKAdapter.mechanism_table,
         "approval_pause": "FunctionTool(require_confirmation=callable) -> adk_request_confirmation long-running "
@@ -507,7 +616,79 @@ class GoogleADKInMemory(GoogleADKAdapter):
                           "FunctionResponse(adk_request_confirmation, {'confirmed': ...}) to that service",
     }
 
-    def _session_service(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, str]:
+    def _session_service(self, ctx: RunContext) -> tuple[Any, str]:
         from google.adk.sessions import InMemorySessionService
 
         return InMemorySessionService(), "InMemorySessionService (this process only)"
+
+
+class GoogleADKAnthropic(GoogleADKAdapter):
+    variant = "anthropic"
+    about = ("the scenario's Claude through ADK's own Anthropic-API class: AnthropicLlm(client=anthropic."
+             "AsyncAnthropic(base_url, api_key)), the anthropic client's default retries; otherwise as the default")
+    model_class = "google.adk.models.anthropic_llm.AnthropicLlm"
+    model_provider = "anthropic"
+    call_id_prefix = ANTHROPIC_ID_PREFIX
+    capabilities = GoogleADKAdapter.capabilities.model_copy(update={
+        # the anthropic client's defaults: 2 retries, each after a 429's retry-after (the provider sends 1 s) or
+        # 0.5 s then 1 s (x0.75-1 jitter): at most 2 s of waiting before the client gives up (probes/google_adk/
+        # anthropic_llm.py: an outage 3 requests, waits 0.4 + 1.0 s; 429 then 500 retried after 1.0 + 0.9 s;
+        # a 429 storm 3 requests, waits 1.0 + 1.0 s)
+        "retry_window_s": 2.0,
+        "notes": ("max_llm_calls is per invocation: a resume is a new invocation with a fresh budget",
+                  "ADK sets no retry on AnthropicLlm and passes the user's client through: the anthropic client's "
+                  "defaults decide (max_retries=2 on 408/409/429/5xx, honouring retry-after; the retries are "
+                  "invisible to ADK: one event per response)",
+                  "sessions in SqliteSessionService in the task dir, whatever the scenario",
+                  "AnthropicLlm sends tool_choice auto whenever the agent has tools and ignores "
+                  "llm_request.config.tool_config: a scenario's tool_choice cannot be set")})
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **GoogleADKAdapter.mechanism_table,
+        "tool_choice_first": TOOL_CHOICE_AUTO_ONLY,
+        "tool_choice_later": TOOL_CHOICE_AUTO_ONLY,
+    }
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """The release must have AnthropicLlm and the anthropic client (google-adk's `extensions`; our extra
+        installs it). Only this variant's: the default and the other variants run without them."""
+        reason = super().unavailable_reason()
+        if reason is not None:
+            return reason
+        try:
+            from google.adk.models.anthropic_llm import AnthropicLlm  # noqa: F401
+        except ImportError as exc:
+            return f"google-adk {cls.version()}: no google.adk.models.anthropic_llm.AnthropicLlm here ({exc})"
+        return None
+
+    @classmethod
+    def warm(cls) -> None:
+        super().warm()
+        import anthropic  # noqa: F401
+        import google.adk.models.anthropic_llm  # noqa: F401
+
+    def _model(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, dict[str, Any]]:
+        """ADK's AnthropicLlm sending the scenario's Claude model over the user's anthropic client."""
+        reason = self.unavailable_reason()
+        if reason is not None:  # a release without the class: the variant cannot run (not the framework's fault)
+            raise RuntimeError(f"the anthropic variant is unavailable: {reason}")
+        from google.adk.models.anthropic_llm import AnthropicLlm
+
+        model = _anthropic_llm(AnthropicLlm, self.model_id(scenario), ctx.base_url, ctx.api_key)
+        client = model.__dict__.get("client") or model._anthropic_client
+        how = ("AnthropicLlm(client=AsyncAnthropic(base_url, api_key))" if "client" in AnthropicLlm.model_fields
+               else "an AnthropicLlm subclass overriding _anthropic_client (the release has no client field)")
+        return model, {"base_url": "the scripted server (AsyncAnthropic(base_url=...))", "client": how,
+                       "max_retries": client.max_retries}
+
+    @staticmethod
+    def _model_errors() -> tuple[type[BaseException], ...]:
+        from anthropic import APIError
+
+        return (APIError,)
+
+    @staticmethod
+    async def _close_model(model: Any) -> None:
+        client = model.__dict__.get("client") or model.__dict__.get("_anthropic_client")
+        if client is not None:
+            await client.close()

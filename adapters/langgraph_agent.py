@@ -1,12 +1,22 @@
 """LangGraph / LangChain adapter (`langgraph`).
 
-Every variant talks to the scripted server through `ChatOpenAI(base_url=<server>/v1, api_key=<run key>,
-model=<scenario model>)` (Chat Completions, the client's own retry defaults) and exposes the scenario tools as
-`StructuredTool`s with the scenario's JSON schema. Each tool gets the model's tool-call id from the injected
-`ToolRuntime` and executes through the ledger; a ledger error is RAISED (`ToolFailed`), so the framework's
-default tool-error path decides (the default `ToolNode` handler only catches argument-validation errors, so
-the exception propagates out of the graph: failure="tool"). The native mechanism used for each intent the
-scenario states is in the segment's `mechanisms` (table: `MECHANISMS`, a row per idiom).
+The model: the class LangChain's own registry chooses for the scenario's Claude model —
+`init_chat_model("claude-sonnet-4-5")` infers the anthropic provider and builds
+`langchain_anthropic.ChatAnthropic`, and create_agent's quick start passes a Claude model string. Every variant
+but `openai-compatible` builds `ChatAnthropic(model=<Adapter.model_id>, base_url=<server root>, api_key=<run
+key>)` (Anthropic Messages; the Anthropic client adds /v1/messages itself) with the class's own defaults:
+max_retries=2, no request timeout (timeout None), streaming off, max_tokens from the model's profile (64000),
+all recorded in `settings.model_client`. Its client retries a 429 (honouring `retry-after`), a 5xx and a
+connection error twice, and never one answered `x-should-retry: false`; the retries happen inside one model
+call and leave no message (probes/langgraph/anthropic_counts.py). The neutral `tool_choice` values go to
+`bind_tools` as ChatAnthropic takes them (required -> 'any', none -> {'type': 'none'}, a tool's name as is).
+Tool-call ids are the Messages API's `toolu_<scripted id>`.
+
+The scenario tools are `StructuredTool`s with the scenario's JSON schema. Each tool gets the model's tool-call
+id from the injected `ToolRuntime` and executes through the ledger; a ledger error is RAISED (`ToolFailed`), so
+the framework's default tool-error path decides (the default `ToolNode` handler only catches argument-validation
+errors, so the exception propagates out of the graph: failure="tool"). The native mechanism used for each
+intent the scenario states is in the segment's `mechanisms` (table: `MECHANISMS`, a row per idiom).
 
 Variants
 - `default`: `langchain.agents.create_agent` with its defaults.
@@ -19,7 +29,7 @@ Variants
     scenario: the framework default (create_agent binds 9999) is left alone. The limit is a per-invocation
     config, so a resume is invoked with the same config and gets a fresh budget (recorded, not emulated).
   - token budget, cost budget, deadline -> `unsupported` (LangGraph has `step_timeout`, a per-superstep
-    timeout, and ChatOpenAI a per-request `timeout`; neither is a run deadline).
+    timeout, and the model class a per-request `timeout`, None by default; neither is a run deadline).
   - `approval: required` -> `HumanInTheLoopMiddleware(interrupt_on={tool: {"allowed_decisions":
     ["approve", "reject"], "when": <check>}})` (default batched mode: the interrupt is raised in its
     `after_model` node, before any tool of that turn runs). Persistence as the LangGraph docs show it: ONE
@@ -50,7 +60,7 @@ Variants
     - "continue" -> a `wrap_tool_call` middleware that records an `authorize` event and returns a
       ToolMessage with status "error" instead of running the tool (the tool-call wrapper pattern the
       middleware docs teach): the model is told and called again; no `denied` flag.
-- `stategraph`: a hand-built `StateGraph(MessagesState)`: a `model` node (`ChatOpenAI.bind_tools`), a
+- `stategraph`: a hand-built `StateGraph(MessagesState)`: a `model` node (`ChatAnthropic.bind_tools`), a
   `ToolNode`, `tools_condition` to END, `tools` -> `model`. A tool that needs approval records its
   `authorize` event and then calls `interrupt()` inside the tool (the pattern the interrupt docs teach);
   resume answers that interrupt with {"type": "approve"|"reject"}; reject returns a cancellation text from
@@ -65,11 +75,23 @@ Variants
   business task, which is one thread here; the run count is an UntrackedValue that is not checkpointed, so
   `run_limit` starts again at every resume (measured). The adapter reports the limit as handled when the
   segment's last task was a *CallLimitMiddleware node that wrote `jump_to: end` (the framework's own output).
+- `openai-compatible`: `default` (create_agent), but the scenario's Claude through an OpenAI-compatible
+  endpoint, the route a user takes through a gateway: `langchain_openai.ChatOpenAI(base_url=<server>/v1,
+  api_key=<run key>, model=<the same Claude id>)` (Chat Completions), with its defaults (the openai client's
+  max_retries=2, which also honours `x-should-retry`; no request timeout). Tool-call ids `call_<scripted id>`;
+  tool_choice values as they are. This was every idiom's route before ChatAnthropic; kept so the comparison
+  keeps its findings.
 
 Counters per segment (not cumulative): runtime steps = the distinct supersteps that ran tasks, from the
-graph's `debug` stream; model requests reported = the AIMessages the model client produced in this segment
-(messages already in the checkpoint are excluded by id), tokens = the sum of their `usage_metadata` (None
-when one lacks it; 0 when the segment produced none, e.g. a resume that ran no step). These are the
+graph's `debug` stream; model requests reported = one per model response the framework reports: the
+AIMessages the chat model class produced in this segment (messages already in the checkpoint are excluded by
+id; an AIMessage a middleware wrote — the deny hook's, the call limit's — carries no usage and none of the
+response metadata the class sets, `model_provider` / `stop_reason` / `finish_reason`, and is not one). A
+response with no content is still one (ChatAnthropic: an AIMessage with content [], its usage and stop
+reason). Tokens = the sum of their `usage_metadata` (None when one lacks it; 0 when the segment produced
+none, e.g. a resume that ran no step); ChatAnthropic's `input_tokens` include the cache read and cache
+creation tokens (the scripted server sends none). The client's retries are not responses: a 429 then a 500
+then an answer is one AIMessage for three requests (model_transient_error: 3 reported of 5). These are the
 framework's own counts when the segment returned or paused: its state then holds every response. When the
 graph raised while a `model` task ran (the debug stream's task_result for it carries the error, or never
 came), the requests and tokens are unknown: the failed request and the client's hidden retries leave no
@@ -80,9 +102,11 @@ a tool's exception, a denial) keeps the counts: the streamed state holds every m
 Measured facts to re-check on upgrade (probes/langgraph/): a resumed invocation gets recursion_limit + 2
 supersteps (the loop's stop is computed from the checkpoint's step, and the interrupted step runs again);
 a Command(resume=...) for an interrupt no longer pending runs nothing and returns the current state
-(resume_twice_live.py); langchain-openai caches its default async httpx client per process, bound to the event
-loop it was made in: the worker's one loop keeps it for every segment, another loop starts with an empty cache
-(`_fresh_default_async_client`).
+(resume_twice_live.py). Client reuse: ChatAnthropic and ChatOpenAI each cache their default async httpx client
+per process (an lru_cache keyed by base URL); each model instance (one per run) wraps it in an SDK client with
+the run's key, so the worker's one event loop reuses the connections for every segment, as a user's long-lived
+process would. langchain-openai's cached connections are bound to the loop they were made in: another loop
+starts with an empty cache (`_fresh_default_async_client`); ChatAnthropic's work across loops (loop_closed.py).
 """
 
 from __future__ import annotations
@@ -93,7 +117,14 @@ from collections import deque
 from pathlib import Path
 from typing import Any, ClassVar
 
-from loopbench.adapters.kit import ToolDenied, ToolFailed, in_chain, neutral_id
+from loopbench.adapters.kit import (
+    ANTHROPIC_ID_PREFIX,
+    OPENAI_ID_PREFIX,
+    ToolDenied,
+    ToolFailed,
+    in_chain,
+    neutral_id,
+)
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
@@ -106,10 +137,12 @@ TOOLS_NODE = "tools"
 LIMIT_MIDDLEWARE_SUFFIX = "CallLimitMiddleware.before_model"
 DENY_MIDDLEWARE = "DenyByPolicy"  # the deny-stop after_model hook: its node is "DenyByPolicy.after_model"
 DENY_NODE = f"{DENY_MIDDLEWARE}.after_model"
+# response_metadata keys a chat model class sets on its responses (never on an AIMessage a middleware writes)
+RESPONSE_MARKS = ("model_provider", "finish_reason", "stop_reason")
 UNSUPPORTED_NOTES = {
     "max_total_tokens": "no native token budget",
     "max_cost_usd": "no native cost budget",
-    "deadline_s": "no run deadline (step_timeout is per superstep, ChatOpenAI timeout per request)",
+    "deadline_s": "no run deadline (step_timeout is per superstep; the model client's timeout is per request)",
 }
 
 
@@ -138,33 +171,43 @@ TOOL_CHOICE_NODE = ("the model node binds llm.bind_tools(tools, tool_choice=...)
                     "(chosen from the messages about to be sent)")
 
 
-def _tool_choice_for(scenario: Scenario, messages: list[Any]) -> str | None:
-    """The scenario's `tool_choice` for a model call about to send `messages`: from the ToolMessages after
-    the last AIMessage, and whether the conversation holds any."""
+def _tool_choice_for(scenario: Scenario, messages: list[Any], prefix: str) -> str | None:
+    """The scenario's (neutral) `tool_choice` for a model call about to send `messages`: from the ToolMessages
+    after the last AIMessage (their ids carry the protocol's `prefix`), and whether the conversation holds any."""
     from langchain_core.messages import ToolMessage
 
     trailing: list[str] = []
     for m in reversed(messages):
         if not isinstance(m, ToolMessage):
             break
-        trailing.append(neutral_id(m.tool_call_id) or "")
+        trailing.append(neutral_id(m.tool_call_id, prefix) or "")
     any_results = any(isinstance(m, ToolMessage) for m in messages)
     return scenario.tool_choice_for(trailing, any_results)
+
+
+# a ledger error is raised from the tool: ToolNode's default error handling re-raises it out of the graph
+TOOL_ERROR_RAISED = "the tool raises ToolFailed; ToolNode's default handle_tool_errors lets it propagate (the run ends)"
 
 
 class LangGraphAdapter(Adapter):
     id = "langgraph"
     distribution = "langgraph"
-    packages = ("langchain", "langchain-core", "langchain-openai", "langgraph-checkpoint-sqlite", "aiosqlite",
-                "openai")
+    # the class LangChain's registry picks for a Claude model: init_chat_model("claude-sonnet-4-5") -> anthropic
+    model_class = "langchain_anthropic.ChatAnthropic"
+    model_provider = "anthropic"
+    call_id_prefix: ClassVar[str] = ANTHROPIC_ID_PREFIX  # tool_use ids as the Messages API sends them
+    packages = ("langchain", "langchain-core", "langchain-anthropic", "anthropic", "langchain-openai", "openai",
+                "langgraph-checkpoint-sqlite", "aiosqlite")
     extra = "langgraph"
     # held to the release's day by the version matrix: langchain 1.5 needs a newer langgraph than 1.2.3
-    companions = ("langchain", "langchain-core", "langchain-openai", "langgraph-checkpoint-sqlite")
+    companions = ("langchain", "langchain-core", "langchain-anthropic", "langchain-openai",
+                  "langgraph-checkpoint-sqlite")
     plain_script = "langgraph_agent.py"
     # tried: 1.1.5 runs; 1.0.10 and 1.0.6 fail beside their companions (langgraph.runtime.ExecutionInfo, aiosqlite)
     min_version = (1, 1)
-    about = ("langchain.agents.create_agent with its defaults; max model calls -> recursion_limit; "
-             "approvals -> HumanInTheLoopMiddleware + AsyncSqliteSaver")
+    about = ("langchain.agents.create_agent with its defaults and ChatAnthropic (the class init_chat_model picks "
+             "for Claude); max model calls -> recursion_limit; approvals -> HumanInTheLoopMiddleware + "
+             "AsyncSqliteSaver")
     in_tool_gates: ClassVar[bool] = False  # approvals and denials inside the tool (interrupt() / a refusal)
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls"}),
@@ -173,7 +216,10 @@ class LangGraphAdapter(Adapter):
         pause_survives_restart=True,
         deny="stop: an after_model hook jumping to the end (stategraph: the tool raises); continue: a "
              "wrap_tool_call middleware returning an error ToolMessage (stategraph: the tool returns a refusal)",
-        notes=("recursion_limit counts supersteps; the limit is per invocation, so a resume gets a fresh budget",),
+        notes=("recursion_limit counts supersteps; the limit is per invocation, so a resume gets a fresh budget",
+               "a failed model request is retried by the model class's client, twice by default (ChatAnthropic: a "
+               "429 after its retry-after, a 5xx; never one marked x-should-retry: false), inside one model call: "
+               "the retries leave no message, so reported model requests count responses, not retries"),
     )
     # intent -> native mechanism, per idiom (a segment's `mechanisms` keeps the ones the scenario uses)
     MECHANISMS: ClassVar[dict[str, dict[Intent, str]]] = {
@@ -190,6 +236,8 @@ class LangGraphAdapter(Adapter):
                       "ToolMessage; the loop goes on)",
             "tool_choice_first": TOOL_CHOICE_MIDDLEWARE,
             "tool_choice_later": TOOL_CHOICE_MIDDLEWARE,
+            "tool_error_recoverable": TOOL_ERROR_RAISED,
+            "tool_error_fatal": TOOL_ERROR_RAISED,
         },
         "stategraph": {
             "deny_stop": "the tool raises ToolDenied; the default ToolNode handler lets it propagate out of the graph",
@@ -199,6 +247,8 @@ class LangGraphAdapter(Adapter):
             "reject": "the interrupt is answered {'type': 'reject'}; the tool returns a cancellation text",
             "tool_choice_first": TOOL_CHOICE_NODE,
             "tool_choice_later": TOOL_CHOICE_NODE,
+            "tool_error_recoverable": TOOL_ERROR_RAISED,
+            "tool_error_fatal": TOOL_ERROR_RAISED,
         },
     }
     mechanism_table = MECHANISMS["create_agent"]
@@ -208,13 +258,16 @@ class LangGraphAdapter(Adapter):
         """Import the SDK and build a throwaway agent (no request is made), so no run pays first-use costs."""
         from langchain.agents import create_agent
         from langchain.agents.middleware import HumanInTheLoopMiddleware, ModelCallLimitMiddleware
+        from langchain_anthropic import ChatAnthropic
         from langchain_openai import ChatOpenAI
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: F401
         from langgraph.prebuilt import ToolNode  # noqa: F401
 
-        llm = ChatOpenAI(base_url="http://127.0.0.1:9/v1", api_key="warm", model="warm")
-        create_agent(llm, [], middleware=[HumanInTheLoopMiddleware(interrupt_on={}),
-                                          ModelCallLimitMiddleware(run_limit=1)]).get_graph()
+        # the worker warms the registered class once for every idiom: both model classes the idioms drive
+        for llm in (ChatAnthropic(base_url="http://127.0.0.1:9", api_key="warm", model="claude-sonnet-4-5"),
+                    ChatOpenAI(base_url="http://127.0.0.1:9/v1", api_key="warm", model="warm")):
+            create_agent(llm, [], middleware=[HumanInTheLoopMiddleware(interrupt_on={}),
+                                              ModelCallLimitMiddleware(run_limit=1)]).get_graph()
 
     # ------------------------------------------------------------------ building
     def _needs_checkpointer(self, scenario: Scenario) -> bool:
@@ -227,13 +280,14 @@ class LangGraphAdapter(Adapter):
 
         in_tool_gates = self.in_tool_gates
         deny_stops = scenario.policy.deny == "stop"
+        prefix = self.call_id_prefix
 
         def make(name: str) -> Any:
             spec = scenario.tools[name]
 
             async def invoke(runtime: Any, **args: Any) -> str:
                 raw_id = runtime.tool_call_id
-                cid = neutral_id(raw_id)
+                cid = neutral_id(raw_id, prefix)
                 if in_tool_gates and spec.approval == "required":
                     await ledger.authorize(name, args, cid, "approval required")
                     answer = interrupt({"type": "tool_approval", "tool_call_id": raw_id, "name": name, "args": args})
@@ -264,14 +318,17 @@ class LangGraphAdapter(Adapter):
         )
         from langchain_core.messages import AIMessage, ToolMessage
 
+        prefix = self.call_id_prefix
         middleware, settings = self._call_limit_middleware(scenario.limits.max_model_calls)
         if scenario.tool_choice_rules():
             from langchain.agents.middleware import wrap_model_call
 
+            native_choice = self._native_tool_choice
+
             @wrap_model_call
             async def scenario_tool_choice(request: Any, handler: Any) -> Any:
-                choice = _tool_choice_for(scenario, request.messages)
-                return await handler(request.override(tool_choice=choice) if choice else request)
+                choice = _tool_choice_for(scenario, request.messages, prefix)
+                return await handler(request.override(tool_choice=native_choice(choice)) if choice else request)
 
             middleware.append(scenario_tool_choice)
             settings["tool_choice"] = {r.after_call or "opening call": r.choice for r in scenario.tool_choice_rules()}
@@ -281,7 +338,7 @@ class LangGraphAdapter(Adapter):
             def make_check(name: str) -> Any:
                 def check(request: Any) -> bool:  # the approval check: recorded, then always "interrupt"
                     call = request.tool_call
-                    ledger.authorize_sync(name, call.get("args") or {}, neutral_id(call.get("id")),
+                    ledger.authorize_sync(name, call.get("args") or {}, neutral_id(call.get("id"), prefix),
                                           "approval required")
                     return True
 
@@ -306,7 +363,7 @@ class LangGraphAdapter(Adapter):
                 if not refused:
                     return None
                 for c in refused:
-                    await ledger.authorize(c["name"], c.get("args") or {}, neutral_id(c.get("id")),
+                    await ledger.authorize(c["name"], c.get("args") or {}, neutral_id(c.get("id"), prefix),
                                            "denied by policy")
                 # as ToolCallLimitMiddleware(exit_behavior="end"): answer every call of the turn, then end
                 answers = [ToolMessage(content=(f"{c['name']} is denied by policy; it was not executed."
@@ -327,7 +384,7 @@ class LangGraphAdapter(Adapter):
                 call = request.tool_call
                 if call["name"] not in denied:
                     return await handler(request)
-                await ledger.authorize(call["name"], call.get("args") or {}, neutral_id(call.get("id")),
+                await ledger.authorize(call["name"], call.get("args") or {}, neutral_id(call.get("id"), prefix),
                                        "denied by policy")
                 return ToolMessage(content=f"{call['name']} is denied by policy; it was not executed.",
                                    name=call["name"], tool_call_id=call["id"], status="error")
@@ -337,15 +394,29 @@ class LangGraphAdapter(Adapter):
                                 "how": "wrap_tool_call middleware -> error ToolMessage"}
         return middleware, settings
 
-    def _graph(self, scenario: Scenario, ctx: RunContext, checkpointer: Any) -> tuple[Any, dict[str, Any]]:
-        from langchain_openai import ChatOpenAI
+    def _llm(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, dict[str, Any]]:
+        """The chat model this idiom drives, with the class's own defaults, and what those defaults are (read
+        from the instance, for the record): ChatAnthropic, the class init_chat_model picks for a Claude model. The
+        Anthropic client adds /v1/messages to the base URL itself."""
+        from langchain_anthropic import ChatAnthropic
 
+        llm = ChatAnthropic(model=self.model_id(scenario), base_url=ctx.base_url, api_key=ctx.api_key)
+        return llm, {"protocol": "Anthropic Messages", "max_retries": llm.max_retries,
+                     "timeout": llm.default_request_timeout, "streaming": llm.streaming, "max_tokens": llm.max_tokens}
+
+    @staticmethod
+    def _native_tool_choice(choice: str) -> Any:
+        """The scenario's neutral `tool_choice` as ChatAnthropic.bind_tools takes it: 'any' forces a tool call,
+        a tool's name forces that tool, and 'none' (which bind_tools would read as a tool's name) as a dict."""
+        return {"required": "any", "none": {"type": "none"}}.get(choice, choice)
+
+    def _graph(self, scenario: Scenario, ctx: RunContext, checkpointer: Any) -> tuple[Any, dict[str, Any]]:
         _fresh_default_async_client()
         ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
-        llm = ChatOpenAI(base_url=f"{ctx.base_url}/v1", api_key=ctx.api_key, model=scenario.model.id)
+        llm, client = self._llm(scenario, ctx)
         tools = self._tools(scenario, ledger)
         settings: dict[str, Any] = {
-            "model_class": "ChatOpenAI (Chat Completions)",
+            "model_client": client,
             "checkpointer": "AsyncSqliteSaver (on disk, one per thread, in the task dir)" if checkpointer else None,
             "stream_mode": ["debug", "values"],
         }
@@ -539,8 +610,8 @@ class LangGraphAdapter(Adapter):
         return SegmentResult(signals=signals, counters=counters, **common), [], before
 
     # ------------------------------------------------------------------ mapping
-    @staticmethod
-    def _pending(state: Any) -> list[tuple[str, str, list[PendingCall]]]:
+    @classmethod
+    def _pending(cls, state: Any) -> list[tuple[str, str, list[PendingCall]]]:
         """Pending interrupts of a checkpoint: (interrupt id, kind, calls with scripted ids)."""
         from langchain_core.messages import AIMessage
 
@@ -557,11 +628,11 @@ class LangGraphAdapter(Adapter):
                                   if tc["name"] == action["name"] and tc["args"] == action["args"]), None)
                     if match is not None:
                         available.remove(match)
-                    calls.append(PendingCall(call_id=neutral_id(match["id"]) if match else None,
+                    calls.append(PendingCall(call_id=neutral_id(match["id"], cls.call_id_prefix) if match else None,
                                              tool=action["name"], args=action["args"]))
                 out.append((intr.id, "hitl", calls))
             elif isinstance(value, dict) and "tool_call_id" in value:  # interrupt() inside a tool
-                out.append((intr.id, "tool", [PendingCall(call_id=neutral_id(value["tool_call_id"]),
+                out.append((intr.id, "tool", [PendingCall(call_id=neutral_id(value["tool_call_id"], cls.call_id_prefix),
                                                           tool=value.get("name", ""), args=value.get("args", {}))]))
             else:
                 out.append((intr.id, "unknown", []))
@@ -570,7 +641,6 @@ class LangGraphAdapter(Adapter):
     @staticmethod
     def _raised(exc: Exception, supersteps: int) -> NativeSignals:
         from langgraph.errors import GraphRecursionError
-        from openai import APIError
 
         base: dict[str, Any] = dict(ended="raised", exception_type=type(exc).__name__, exception_message=str(exc)[:500],
                     extra={"supersteps": supersteps})
@@ -582,7 +652,7 @@ class LangGraphAdapter(Adapter):
             return NativeSignals(**base, denied=True)
         if in_chain(exc, ToolFailed):
             return NativeSignals(**base, failure="tool")
-        if in_chain(exc, APIError):
+        if any(in_chain(exc, kind) for kind in _model_error_types()):
             return NativeSignals(**base, failure="model")
         return NativeSignals(**base, failure="other")
 
@@ -590,9 +660,11 @@ class LangGraphAdapter(Adapter):
     def _counters(values: dict[str, Any], prior_ids: set[str], steps: set[int]) -> ReportedCounters:
         from langchain_core.messages import AIMessage
 
+        # a model response, not an AIMessage a middleware wrote (the deny hook's, the call limit's): the chat
+        # model class marks its responses' metadata (provider, stop/finish reason) and usage
         produced = [m for m in values.get("messages", [])
                     if isinstance(m, AIMessage) and m.id not in prior_ids
-                    and (m.usage_metadata is not None or m.response_metadata.get("finish_reason"))]
+                    and (m.usage_metadata is not None or any(m.response_metadata.get(k) for k in RESPONSE_MARKS))]
         usage = [m.usage_metadata for m in produced]
         # known only when every response carried usage (no response in this segment: a real 0)
         known = all(u is not None for u in usage)
@@ -610,11 +682,13 @@ _cache_loop: list[Any] = []  # the event loop langchain-openai's cached client w
 
 
 def _fresh_default_async_client() -> None:
-    """langchain-openai caches its default async httpx client process-wide (lru_cache keyed by base URL). A warm
-    worker runs every segment in one event loop, so the cache serves them all, as it would in a user's
-    long-lived process (a new client per run would pay a TLS context each time: loopbench's cost). Only when
-    the running loop is another one (a caller with its own loop per run) would the cached connections belong
-    to a closed loop ("Event loop is closed"): then start with an empty cache, as a fresh process would."""
+    """ChatAnthropic and ChatOpenAI each cache their default async httpx client process-wide (an lru_cache keyed
+    by base URL; each model instance wraps it in an SDK client of its own, with the run's key). A warm worker
+    runs every segment in one event loop, so the cache serves them all, as it would in a user's long-lived
+    process (a new client per run would pay a TLS context each time: loopbench's cost). ChatOpenAI's cached
+    connections belong to the loop that made them: when the running loop is another one (a caller with its own
+    loop per run) they fail ("Event loop is closed"), so its cache starts empty then, as a fresh process would.
+    ChatAnthropic's works across loops (probes/langgraph/loop_closed.py) and is left alone."""
     import asyncio
 
     loop = asyncio.get_running_loop()
@@ -630,6 +704,21 @@ def _fresh_default_async_client() -> None:
     _cache_loop[:] = [weakref.ref(loop)]
 
 
+def _model_error_types() -> tuple[type[BaseException], ...]:
+    """What a failed model call raises: langchain-core's ModelError (both model classes re-raise most SDK errors
+    as one) and the SDKs' own APIError (the rest), whichever are installed."""
+    import importlib
+
+    found: list[type[BaseException]] = []
+    for module, name in (("langchain_core.exceptions", "ModelError"), ("anthropic", "APIError"),
+                         ("openai", "APIError")):
+        try:
+            found.append(getattr(importlib.import_module(module), name))
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
 def _text(message: Any) -> str | None:
     from langchain_core.messages import AIMessage
 
@@ -642,9 +731,11 @@ def _text(message: Any) -> str | None:
 def _finish_reason(messages: list[Any]) -> str | None:
     from langchain_core.messages import AIMessage
 
-    for m in reversed(messages):
-        if isinstance(m, AIMessage) and m.response_metadata.get("finish_reason"):
-            return str(m.response_metadata["finish_reason"])
+    for m in reversed(messages):  # ChatOpenAI says finish_reason, ChatAnthropic the API's stop_reason
+        reason = isinstance(m, AIMessage) and (m.response_metadata.get("finish_reason")
+                                               or m.response_metadata.get("stop_reason"))
+        if reason:
+            return str(reason)
     return None
 
 
@@ -660,10 +751,11 @@ class LangGraphStateGraph(LangGraphAdapter):
         from langgraph.prebuilt import ToolNode, tools_condition
 
         bound = llm.bind_tools(tools)
+        prefix = self.call_id_prefix
 
         async def call_model(state: MessagesState) -> dict[str, Any]:
-            choice = _tool_choice_for(scenario, state["messages"])
-            model = llm.bind_tools(tools, tool_choice=choice) if choice else bound
+            choice = _tool_choice_for(scenario, state["messages"], prefix)
+            model = llm.bind_tools(tools, tool_choice=self._native_tool_choice(choice)) if choice else bound
             return {"messages": [await model.ainvoke(state["messages"])]}
 
         builder = StateGraph(MessagesState)
@@ -699,3 +791,26 @@ class LangGraphModelCallLimit(LangGraphAdapter):
     def _calls_translation(self, n: int, default: str, graph: Any) -> tuple[dict[str, Any], LimitTranslation]:
         return {}, LimitTranslation(neutral=n, native=f"ModelCallLimitMiddleware(thread_limit={n})",
                     note=f"recursion_limit: {default}")
+
+
+class LangGraphOpenAICompatible(LangGraphAdapter):
+    variant = "openai-compatible"
+    about = ("create_agent as the default, with the scenario's Claude through an OpenAI-compatible endpoint: "
+             "langchain_openai.ChatOpenAI(base_url=...) (Chat Completions)")
+    model_class = "langchain_openai.ChatOpenAI"
+    model_provider = "anthropic"  # it still sends the scenario's Claude model, over the OpenAI protocol
+    call_id_prefix = OPENAI_ID_PREFIX
+
+    def _llm(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, dict[str, Any]]:
+        """ChatOpenAI pointed at an OpenAI-compatible endpoint (the openai client adds only the path after /v1)."""
+        from langchain_openai import ChatOpenAI
+
+        llm = ChatOpenAI(base_url=f"{ctx.base_url}/v1", api_key=ctx.api_key, model=self.model_id(scenario))
+        # max_retries None on the class: the openai client's own default applies (read from the client it built)
+        return llm, {"protocol": "OpenAI Chat Completions", "max_retries": llm.root_async_client.max_retries,
+                     "timeout": llm.request_timeout, "streaming": llm.streaming, "max_tokens": llm.max_tokens}
+
+    @staticmethod
+    def _native_tool_choice(choice: str) -> Any:
+        """ChatOpenAI.bind_tools takes the neutral values as they are ('required', 'none', 'auto', a name)."""
+        return choice

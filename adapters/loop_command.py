@@ -54,6 +54,8 @@ class LoopCommandAdapter(Adapter):
     id = "my-loop"
     about = "your own loop, run as a command through the loop protocol (docs/loop-protocol.md)"
     distribution = ""
+    model_class = "the loop's own client (loop protocol)"
+    warm_up_run = False  # each run starts the user's command afresh: nothing in the worker to warm
     # what the loop applies natively is only known from its answer: the class declares nothing
     capabilities = Capabilities(native_limits=frozenset(), step_unit="whatever the loop reports as requests",
                                 pause="none", pause_survives_restart=False, deny="none",
@@ -123,6 +125,9 @@ class LoopCommandAdapter(Adapter):
         how = a.get("tool_choice")
         table: dict[Intent, str] = {i: str(how) if isinstance(how, str) and how else
                  "unsupported: the loop's answer does not say how it applied tool_choice" for i in TOOL_CHOICE_INTENTS}
+        # the loop's tools answer through the ledger as the protocol says; how the loop handles an error is its own
+        table |= {i: "the loop's own handling of a tool's error answer (the protocol does not say how)"
+                  for i in ("tool_error_recoverable", "tool_error_fatal")}
         mechanisms = self.mechanisms(scenario, table)
         unsupported += self.unsupported_tool_choice(mechanisms)
         limit: LimitKind | None = a["limit"] if a.get("limit") in ("steps", "budget", "deadline") else None

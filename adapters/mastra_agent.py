@@ -9,17 +9,39 @@ worker, started in `warm`, restarted after a crash.
 
 Translation (the `default` variant keeps every other Mastra default; the docs shipped in the package,
 node_modules/@mastra/core/dist/docs/references/, are cited by file):
-- model: the model router's OpenAI-compatible config `{id: 'openai/<model>', url: <server>/v1, apiKey: <run
-  key>}` (llm/model/shared.types.d.ts `OpenAICompatibleConfig`; Chat Completions, the router's default for it);
+- model: the scenario's Claude through the model router's own route for it, `anthropic/<model>` (Mastra's model
+  docs, mastra.ai/models/providers/anthropic: "provider/model-name"; the router's models.dev gateway builds it
+  with @ai-sdk/anthropic: Anthropic Messages), as the config `{id: 'anthropic/<model>', apiKey: <run key>}`. Its
+  base URL is the provider's variable ANTHROPIC_BASE_URL=<server>/v1, set in the driver's environment as an
+  application's environment sets it: the router's `url` field cannot carry it, because a config with a `url` is
+  always built as an OpenAI-compatible model whatever its provider prefix (`{id: 'anthropic/...', url}` sends
+  Chat Completions to `<url>/chat/completions`), while without one the router passes @ai-sdk/anthropic no
+  baseURL (the registry's `anthropic` entry has no url) and the provider reads ANTHROPIC_BASE_URL itself, default
+  https://api.anthropic.com/v1 (adapters/mastra/probes/anthropic_base_url.mjs, with the source it cites). The
+  route the adapter took before, the router's config for an OpenAI-compatible endpoint `{id: 'openai/<model>',
+  url: <server>/v1, apiKey}` (llm/model/shared.types.d.ts `OpenAICompatibleConfig`; Chat Completions through
+  @ai-sdk/openai-compatible), is the variant `openai-compatible`;
 - agent: `new Agent({id, name, instructions, model, tools})` registered on a `new Mastra({agents, storage})`
-  whose storage is `LibSQLStore({url: 'file:<task_dir>/mastra.db'})` (@mastra/libsql): ONE live store per
-  business task, as docs-agents-human-in-the-loop.md ("Resuming after a restart") asks for a persistent
-  storage provider; every segment of the task opens it. A scenario where no tool needs approval cannot
-  suspend, so its Mastra has no storage (creating the database inside the timed run cost tens of ms, enough on
-  a loaded machine to move a deadline cell: tests/test_timing_under_load.py);
+  whose storage is `LibSQLStore({url: 'file:<task_dir>/mastra.db'})` (@mastra/libsql), whatever the scenario: ONE
+  live store per business task, as docs-agents-human-in-the-loop.md ("Resuming after a restart") asks for a
+  persistent storage provider; every segment of the task opens it. Mastra creates a store's tables lazily, on its
+  first use, which would fall inside the run and its deadline, so `mastra.getStorage().init()` (Mastra's own init,
+  the one its workers call at start-up) runs first, as an application has its store ready before it serves a
+  request. All of that — the tools, the Agent, the Mastra instance, opening the store and its init — is what an
+  application builds once before it calls generate/stream, so it is `prepare` (`Adapter.prepare`: the worker calls
+  it before the segment's clock and records its time as `segments[].prepare_s`): a `prepare` request makes the
+  driver build it and keep it under a key; the segment's `run` / `resume` request names the key, uses that instance
+  and releases it (the store closed) when it ends. The driver keeps at most a few unused prepared instances
+  (`PREPARED_KEEP`), closing the oldest, so a prepare whose segment never comes does not hold a store forever.
+  Building it with a fresh database took 0.02-0.17 s of `prepare_s` (median 0.04 s alone, 0.10 s beside a CPU hog
+  of one busy process per core), time that is now neither in the segment's elapsed time nor in the run's
+  deadline (inside the segment it had taken 0.07-0.57 s on a loaded machine, docs/decisions.md). A segment the
+  adapter did not prepare (`run` without `prepare`, or the preparing driver has died since) builds the instance
+  inside its request and says so (`extra.setup_s`; a note when a prepare was lost);
 - tools: `createTool({id, description, inputSchema: z.fromJSONSchema(<scenario schema>), execute})` (Standard
   JSON Schema input, reference-tools-create-tool.md); `execute` POSTs to the ledger with the scripted call id and
-  the tool's abortSignal; a ledger error throws, so Mastra's own tool-error path applies;
+  the tool's abortSignal; a ledger error (recoverable, fatal or a timeout) throws, so Mastra's own tool-error path
+  applies: the model gets the error as the tool's result (the driver reports this for both tool-error intents);
 - max model calls -> `maxSteps: n` in `generate()` options; unset -> nothing: the loop's default
   `stopWhen ?? stepCountIs(5)` (agent chunk, `stream({... maxSteps ...})`; the driver reads the number from the
   installed source); deadline -> `modelSettings.timeout: {totalMs}` (a `MastraTimeoutError`,
@@ -40,10 +62,13 @@ node_modules/@mastra/core/dist/docs/references/, are cited by file):
   `prepareToolsAndToolChoice` sends no tools at all, which the judge takes as `none` in effect.
 Variant `stream`: `agent.stream()` reading `fullStream` (its `tool-call-approval` chunks are the pending calls)
 and `getFullOutput()`; resume with `approveToolCall` / `declineToolCall({runId, toolCallId})`: the idiom the
-human-in-the-loop page's quickstart shows. Chosen over a workflow variant because Mastra's workflow HITL
-(docs-workflows-human-in-the-loop.md) suspends developer-written steps with `suspend()`, not the model's tool
-calls, so it cannot carry the suite's intents (a model-chosen call paused, denied, rejected) without writing
-the agent loop by hand.
+human-in-the-loop page's quickstart shows; its model is the default's. Chosen over a workflow variant because
+Mastra's workflow HITL (docs-workflows-human-in-the-loop.md) suspends developer-written steps with `suspend()`,
+not the model's tool calls, so it cannot carry the suite's intents (a model-chosen call paused, denied, rejected)
+without writing the agent loop by hand.
+Variant `openai-compatible`: `agent.generate()` as the default, the model through `{id: 'openai/<model>', url,
+apiKey}` (mastra.ai/models, "custom OpenAI-compatible endpoints"): a user reaching Claude through an
+OpenAI-compatible gateway. It sends the same model id (the `openai/` prefix is the router's, stripped).
 
 Signal mapping (no scenario knowledge):
 - thrown: a `MastraTimeoutError` (or a TimeoutError in its chain) with a deadline set -> limit="deadline"
@@ -57,20 +82,31 @@ Signal mapping (no scenario knowledge):
   tool named in the stopWhen; a step limit has no flag either: inferred (limit="steps", limit_signal="inferred")
   when the last step still had tool calls, every one of them with an output, nothing is pending, and the step
   count of this call equals the maxSteps set (or the default read from the source) — the rules of vercel_ai.py;
-- counters: runtime_steps = `result.steps.length` (unit "step"), tokens = `result.totalUsage`, tool calls
-  requested = tool calls over the steps plus the calls pending at a pause. A resumed run's result holds the
-  steps and usage of the whole run (the pre-pause steps come back from the snapshot), so the counters are
-  marked cumulative (the suspended step itself is in no segment's steps until the resume). Mastra reports no
-  model-request count: model_requests_reported stays null. The `stream` variant reports no tokens: the model
-  router builds the `{id, url, apiKey}` model with `createOpenAICompatible(...)` and no `includeUsage`
-  (`ModelRouterLanguageModel.resolveLanguageModel`), so the streaming request carries no
-  `stream_options.include_usage`, an OpenAI server sends no usage chunk and `totalUsage` has input/output tokens
-  undefined (and a totalTokens 0 nobody counted, which the adapter does not read): they stay null
-  (adapters/mastra/probes/stream_no_usage.mjs; generate() makes a non-streaming request and counts them).
+- counters: model_requests_reported = `result.steps.length`: Mastra's result holds one step per model response
+  (each step is one model call and the tools it triggered); runtime_steps the same steps (unit "step"); tokens =
+  `result.totalUsage`; tool calls requested = tool calls over the steps plus the calls pending at a pause. A
+  resumed run's result holds the steps and usage of the whole run (the pre-pause steps come back from the
+  snapshot), so the counters are marked cumulative. The suspended step is in no result's steps until the resume,
+  while the pause itself reports that response (finishReason 'suspended' with the model's calls in
+  suspendPayload / the tool-call-approval chunks): a paused segment counts its steps plus that one response (as
+  tool_calls_requested counts its pending calls), and the resumed result then holds it among its steps. A run
+  that threw returns no result: Mastra gives only the error (a MastraTimeoutError, an AI_APICallError, a
+  MastraError), which carries no steps and no usage, so every count is null there. The steps the driver's
+  onStepFinish callback saw before the throw stay in `extra.steps`: they are no count of model calls either (a
+  model call that failed finishes a step with finishReason 'error', model_transient_error: 1 request, 1 step; a
+  step the deadline cut finishes none, deadline_slow_tool: 1 response, 0 steps). A result that carries an error
+  is mapped like a throw and its model-request count is null too: its steps are the responses before the error,
+  not the run's calls.
+  Tokens: both Anthropic routes report them (Anthropic Messages sends usage in the plain answer and in a stream's
+  message_start/message_delta). The router's OpenAI-compatible config reports them for generate() only: it builds
+  the model with `createOpenAICompatible(...)` and no `includeUsage` (`ModelRouterLanguageModel.
+  resolveLanguageModel`), so a streaming request carries no `stream_options.include_usage`, an OpenAI server sends
+  no usage chunk and `totalUsage` has input/output tokens undefined (adapters/mastra/probes/stream_no_usage.mjs).
+  No variant streams over that route now; the finding is kept with its probe.
 - retries: Mastra's own default, which is none: the loop retries `modelSettings?.maxRetries ?? 2` times, but the
   agent fills `modelSettings.maxRetries` from its own `maxRetries`, `config.maxRetries ?? 0` (agent chunk,
   `Agent` constructor and the loop's `resolvedModelSettings`), so a 429 or 500 ends the run on its first
-  answer (adapters/mastra/probes/no_default_retry.mjs: 1 request, AI_APICallError).
+  answer (adapters/mastra/probes/no_default_retry.mjs: 1 request, AI_APICallError), on either route.
 - step limit on a resume: `maxSteps` counts the steps of each call, and a resume is a new call, so the resumed
   run gets the whole allowance again (resume_keeps_allowance); the inference compares the steps this call ran
   (its onStepFinish callbacks) with the bound, and the record keeps `result.steps` (the whole run) apart.
@@ -81,12 +117,16 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from loopbench.adapters.node_driver import NodeAdapter, NodeHome
 from loopbench.adapters.vercel_ai import DriverError, NodeDriver
 from loopbench.harness.adapter import Capabilities, Intent, NodeProject, RunContext
+from loopbench.harness.models import Provider
 from loopbench.harness.own_work import OWN_WORK
 from loopbench.harness.record import (
     LimitKind,
@@ -98,7 +138,7 @@ from loopbench.harness.record import (
 )
 from loopbench.harness.scenario import Scenario
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: the `prepare` request (the task's Mastra instance and store built before the segment)
 # the oldest @mastra/core the adapter's mechanisms exist in, found by running `loopbench run -f mastra --quick` against
 # copies of adapters/mastra at 1.20.0, 1.30.0, 1.41.0, 1.47.0, 1.55.0, 1.60.0, 1.64.0 (LOOPBENCH_MASTRA_NODE_DIR):
 # every release ran the suite, but before 1.60.0 `modelSettings.timeout` has no run deadline (no MastraTimeoutError in
@@ -141,19 +181,44 @@ def driver() -> NodeDriver:
         return _driver
 
 
-class MastraAdapter(NodeAdapter):
-    id = "mastra"
-    distribution = "@mastra/core"  # an npm package: versions come from adapters/mastra/node_modules
-    package_index = "npm"
-    extra = None
-    packages = ("@mastra/libsql", "@mastra/schema-compat", "zod", "node")
-    node_project = NodeProject(HOME.shipped, HOME.files, HOME.dir_env, runtime="node")
-    # held to the release's day by the version matrix: the storage provider and zod of its time
-    companions = ("@mastra/libsql", "zod")
-    plain_script = "mastra.mjs"  # run by the locked Node beside the locked node_modules (`plain_command`)
-    min_version = MIN_CORE
-    about = "agent.generate() with Mastra's defaults; maxSteps/timeout/requireApproval/hooks from the scenario"
-    capabilities = Capabilities(
+# a ledger error is thrown from the tool's execute: Mastra hands the model the error as the tool's result (the driver
+# reports the same words for the two tool-error intents)
+TOOL_ERROR_THROWN = "createTool execute throws an Error (Mastra's tool-error path: the model gets the error)"
+# the model router's route for a Claude model, as Mastra's model docs name it ("provider/model-name", resolved by the
+# router's models.dev gateway to the AI SDK's Anthropic provider)
+ANTHROPIC_ROUTE = ("Mastra model router: anthropic/<model> (@ai-sdk/anthropic, Anthropic Messages; base URL from "
+                   "ANTHROPIC_BASE_URL)")
+STEP_NOTES = ("a step limit returns normally: the adapter infers it from the last step",
+              "a deny stop (stopWhen) returns normally too: the adapter infers it from the denied call",
+              "the Mastra instance always has the task's LibSQLStore, opened and initialised in prepare, before the "
+              "segment's clock")
+
+
+class PrepareAnswer(BaseModel):
+    """The driver's answer to a `prepare` request (protocol 2): the key the segment's request names, and the
+    driver's own time for building the instance and initialising its store."""
+
+    model_config = ConfigDict(extra="ignore")
+    type: str
+    prepared: str
+    setup_ms: float
+    held: int  # prepared instances the driver keeps unused, this one included
+    evicted: list[str]  # older unused ones this prepare closed (their segment never came)
+    driver_pid: int
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What `prepare` left on the adapter instance for the segment's request."""
+
+    key: str
+    driver_pid: int
+    store_existed: bool  # whether the task's mastra.db was there before the prepare opened it (a resume needs it)
+
+
+def _capabilities(resume: str) -> Capabilities:
+    """What every Mastra idiom can do; `resume` names the calls its pause is resumed with."""
+    return Capabilities(
         native_limits=frozenset({"max_model_calls", "deadline_s"}),
         step_unit="step (one model call plus the tool executions it triggers)",
         pause="snapshot",
@@ -163,11 +228,26 @@ class MastraAdapter(NodeAdapter):
         # no retry by default: the Agent's maxRetries defaults to 0 and fills modelSettings.maxRetries
         # (adapters/mastra/probes/no_default_retry.mjs)
         retry_window_s=0.0,
-        notes=("a step limit returns normally: the adapter infers it from the last step",
-               "a deny stop (stopWhen) returns normally too: the adapter infers it from the denied call",
-               "the pause lives in the task's LibSQL store; a resume is approveToolCallGenerate/"
-               "declineToolCallGenerate on its run id"),
+        notes=(*STEP_NOTES, f"the pause lives in the task's LibSQL store; a resume is {resume} on its run id"),
     )
+
+
+class MastraAdapter(NodeAdapter):
+    id = "mastra"
+    distribution = "@mastra/core"  # an npm package: versions come from adapters/mastra/node_modules
+    model_class: ClassVar[str | None] = ANTHROPIC_ROUTE
+    model_provider: ClassVar[Provider | None] = "anthropic"
+    package_index = "npm"
+    extra = None
+    packages = ("@mastra/libsql", "@mastra/schema-compat", "zod", "node")
+    node_project = NodeProject(HOME.shipped, HOME.files, HOME.dir_env, runtime="node")
+    # held to the release's day by the version matrix: the storage provider and zod of its time
+    companions = ("@mastra/libsql", "zod")
+    plain_script = "mastra.mjs"  # run by the locked Node beside the locked node_modules (`plain_command`)
+    min_version = MIN_CORE
+    about = ("agent.generate() with Mastra's defaults, the scenario's Claude through the model router's "
+             "anthropic/<model>; maxSteps/timeout/requireApproval/hooks from the scenario")
+    capabilities = _capabilities("approveToolCallGenerate/declineToolCallGenerate")
     mechanism_table = {
         "deny_stop": "hooks.beforeToolCall returning {proceed: false, output} for <denied tool> + stopWhen on a step "
                      "that called <denied tool> (the loop ends after that step)",
@@ -181,6 +261,8 @@ class MastraAdapter(NodeAdapter):
                              "step's stored messages; 'none' makes Mastra send no tools)",
         "tool_choice_later": "prepareStep returning {toolChoice} for the step the turn answers (chosen from the "
                              "step's stored messages; 'none' makes Mastra send no tools)",
+        "tool_error_recoverable": TOOL_ERROR_THROWN,
+        "tool_error_fatal": TOOL_ERROR_THROWN,
     }
 
     # ---- versions, availability and the plain command: NodeAdapter, from the driver's Node project
@@ -196,25 +278,52 @@ class MastraAdapter(NodeAdapter):
         driver().ensure()
 
     # ---- running
+    _prepared: Prepared | None = None
+
+    def _built_from(self, scenario: Scenario, ctx: RunContext) -> dict[str, Any]:
+        """What the driver builds the segment's Mastra instance from (a run or resume naming a prepared instance must
+        carry the same: the driver checks)."""
+        return {
+            "variant": self.variant, "base_url": ctx.base_url, "api_key": ctx.api_key, "run_id": ctx.run_id,
+            "ledger_token": ctx.ledger_token, "model_id": self.model_id(scenario), "task_dir": str(ctx.task_dir),
+            "tools": [{"name": n, "description": t.description, "parameters": t.parameters, "approval": t.approval}
+                      for n, t in scenario.tools.items()],
+        }
+
     def _payload(self, scenario: Scenario, ctx: RunContext, op: str) -> dict[str, Any]:
         lim = scenario.limits
         return {
-            "op": op, "variant": self.variant, "base_url": ctx.base_url, "api_key": ctx.api_key,
-            "run_id": ctx.run_id, "ledger_token": ctx.ledger_token, "model_id": scenario.model.id,
-            "prompt": scenario.prompt, "snapshot_dir": str(ctx.snapshot_dir), "task_dir": str(ctx.task_dir),
-            "tools": [{"name": n, "description": t.description, "parameters": t.parameters, "approval": t.approval}
-                      for n, t in scenario.tools.items()],
+            "op": op, **self._built_from(scenario, ctx),
+            "prompt": scenario.prompt, "snapshot_dir": str(ctx.snapshot_dir),
             "limits": {"max_model_calls": lim.max_model_calls, "deadline_s": lim.deadline_s},
             "deny": scenario.policy.deny,
             "tool_choice": [{"after": r.after_regex, "choice": r.choice} for r in scenario.tool_choice_rules()],
         }
+
+    async def prepare(self, scenario: Scenario, ctx: RunContext) -> None:
+        """The driver builds the segment's Mastra instance — tools, Agent, `new Mastra({agents, storage})` with the
+        task's LibSQLStore — and awaits its store's init, before the worker starts the segment's clock."""
+        store_existed = (ctx.task_dir / "mastra.db").exists()
+        d = driver()
+        answer = await asyncio.to_thread(d.request, {"op": "prepare", **self._built_from(scenario, ctx)})
+        if answer.get("type") != "result":
+            raise DriverError(f"the Mastra driver refused the prepare request: {answer.get('error')}")
+        try:
+            ready = PrepareAnswer.model_validate(answer)
+        except ValidationError as exc:
+            raise DriverError(f"the Mastra driver's prepare answer is not protocol {PROTOCOL_VERSION}'s: {exc}"
+                              ) from exc
+        self._prepared = Prepared(key=ready.prepared, driver_pid=ready.driver_pid, store_existed=store_existed)
 
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
         return await self._request(scenario, ctx, self._payload(scenario, ctx, "run"))
 
     async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
                      ) -> SegmentResult:
-        if not (ctx.task_dir / "mastra.db").exists():  # the live store is the task's, never a copy
+        # the live store is the task's, never a copy: it must be there before this segment (a prepare opening the
+        # store creates the file, so the prepare says whether it existed)
+        existed = self._prepared.store_existed if self._prepared else (ctx.task_dir / "mastra.db").exists()
+        if not existed:
             raise FileNotFoundError(f"the task's Mastra storage {ctx.task_dir / 'mastra.db'} is missing")
         payload = {**self._payload(scenario, ctx, "resume"), "snapshot": str(snapshot), "decisions": decisions}
         return await self._request(scenario, ctx, payload)
@@ -223,7 +332,16 @@ class MastraAdapter(NodeAdapter):
         # Mastra runs in Node (its CPU comes back as the driver's cpu_us): this process's part is loopbench's own
         with OWN_WORK.measured():
             d = driver()
+            ready, self._prepared = self._prepared, None  # one segment per prepare: the driver releases it after
+            lost = None
+            if ready is not None and d.alive() and d.pid == ready.driver_pid:
+                payload = {**payload, "prepared": ready.key}
+            elif ready is not None:
+                lost = (f"the Mastra instance prepared in driver pid {ready.driver_pid} is gone with that driver: this "
+                        f"segment built its own inside the request (extra.setup_s)")
             answer = await asyncio.to_thread(d.request, payload)
+            if lost:
+                answer = {**answer, "lost_prepare": lost}
             ctx.work_dir.mkdir(parents=True, exist_ok=True)
             with open(ctx.work_dir / "driver-events.jsonl", "w", encoding="utf-8") as fh:
                 for ev in answer.get("events") or []:
@@ -260,11 +378,11 @@ class MastraAdapter(NodeAdapter):
         missing = self.unsupported_limits(scenario)
         limits.update(missing)
         unsupported = list(missing)
-        mechanisms = self.mechanisms(scenario, a.get("mechanisms") or {})
+        mechanisms = self.mechanisms(scenario, a.get("mechanisms") or {})  # the driver says how it applied each
         unsupported += self.unsupported_tool_choice(mechanisms)
         usage = a.get("usage") or {}
         counters = ReportedCounters(
-            model_requests_reported=None,
+            model_requests_reported=a.get("step_count"),  # result.steps: one entry per model response
             tool_calls_requested=a.get("tool_calls_requested"),
             runtime_steps=a.get("step_count"), runtime_step_unit="step",
             input_tokens_reported=usage.get("input_tokens"), output_tokens_reported=usage.get("output_tokens"),
@@ -276,6 +394,10 @@ class MastraAdapter(NodeAdapter):
             "run_id": a.get("run_id"),
             "driver_pid": a.get("driver_pid"),
         }
+        if a.get("setup_ms") is not None:
+            # no prepared instance: the request built it (the store's init included) inside the segment's clock,
+            # before the run and its deadline
+            extra["setup_s"] = a["setup_ms"] / 1000
         if a.get("resumed"):
             extra["resumed_calls"] = a["resumed"]
             extra["pending_before_resume"] = a.get("pending_before_resume")
@@ -283,21 +405,24 @@ class MastraAdapter(NodeAdapter):
             extra["driver_wait_s"] = a["driver_wait_s"]
         if a.get("denied"):
             extra["denied_calls"] = a["denied"]
-        notes: list[str] = []
+        notes: list[str] = [a["lost_prepare"]] if a.get("lost_prepare") else []
         common: dict[str, Any] = dict(counters=counters, settings=settings, limits=limits, unsupported=unsupported,
                                       mechanisms=mechanisms,
                                       live_child_cpu_s=(a.get("cpu_us") or 0) / 1e6,
                                       live_child_own_cpu_s=(a.get("own_cpu_us") or 0) / 1e6)
 
         if a["ended"] == "raised":
-            # it threw: only the steps onStepFinish saw are known; the result's counters are not
+            # it threw: there is no result, so none of its counters (the steps onStepFinish saw stay in extra)
             common["counters"] = counters.model_copy(update=dict(
-                tool_calls_requested=None, input_tokens_reported=None, output_tokens_reported=None,
-                runtime_steps=None, cumulative=False))
+                model_requests_reported=None, tool_calls_requested=None, input_tokens_reported=None,
+                output_tokens_reported=None, runtime_steps=None, cumulative=False))
             return SegmentResult(signals=self._raised(a["thrown"], lim.deadline_s is not None, extra), notes=notes,
                                  **common)
         if a.get("result_error"):
+            # an error on the result ends the run like a throw: its steps hold the responses before the error, not
+            # the call that failed, so they count no model requests of the run
             extra["error_returned"] = True
+            common["counters"] = counters.model_copy(update=dict(model_requests_reported=None))
             return SegmentResult(signals=self._raised(a["result_error"], lim.deadline_s is not None, extra),
                                  notes=notes, **common)
 
@@ -305,6 +430,12 @@ class MastraAdapter(NodeAdapter):
             pending = [PendingCall(call_id=p["call_id"], tool=p["tool"], args=p.get("input") or {})
                        for p in a["pending"]]
             extra["approval_requests"] = len(pending)
+            # the suspended step is Mastra's report of the response that asked for the pending calls (finishReason
+            # 'suspended', its calls in suspendPayload / the tool-call-approval chunks); result.steps holds it only
+            # once resumed, so a pause counts it apart, as tool_calls_requested counts its pending calls
+            steps = a.get("step_count")
+            common["counters"] = counters.model_copy(update=dict(
+                model_requests_reported=None if steps is None else steps + 1))
             signals = NativeSignals(ended="paused", pending=pending, finish_reason=a.get("finish_reason"),
                                     final_text=a.get("text") or None, extra=extra)
             return SegmentResult(signals=signals, snapshot=a.get("snapshot") or str(ctx.snapshot_dir), notes=notes,
@@ -368,7 +499,8 @@ class MastraAdapter(NodeAdapter):
 class MastraStream(MastraAdapter):
     variant = "stream"
     about = ("agent.stream() read to the end (tool-call-approval chunks), resumed with approveToolCall/"
-             "declineToolCall")
+             "declineToolCall; the model as the default's (anthropic/<model>)")
+    capabilities = _capabilities("approveToolCall/declineToolCall")
     mechanism_table: ClassVar[dict[Intent, str]] = {
         **MastraAdapter.mechanism_table,
         "approval_pause": "createTool({requireApproval}) -> a 'tool-call-approval' chunk, the run suspended in the "
@@ -376,4 +508,15 @@ class MastraStream(MastraAdapter):
                           "declineToolCall({runId, toolCallId})",
         "reject": "agent.declineToolCall({runId, toolCallId}) on resume (the model gets the decline message)",
     }
+
+
+class MastraOpenAICompatible(MastraAdapter):
+    """The scenario's Claude behind an OpenAI-compatible endpoint: the route the adapter took before Mastra's own
+    Anthropic route was used, kept so the comparison keeps what it shows (docs/decisions.md)."""
+
+    variant = "openai-compatible"
+    about = ("agent.generate() as the default, the model through the model router's config for an OpenAI-compatible "
+             "endpoint: {id: 'openai/<model>', url, apiKey} (Chat Completions)")
+    model_class: ClassVar[str | None] = ("Mastra model router: {id: 'openai/<model>', url, apiKey}, a custom "
+                                         "OpenAI-compatible endpoint (@ai-sdk/openai-compatible, Chat Completions)")
 

@@ -30,8 +30,8 @@ NODE_DIR_ENV = "LOOPBENCH_NODE_DIR"  # a driver directory of its own: the versio
 def home() -> NodeHome:
     """The Vercel driver's Node project, as this module's constants say now."""
     return NodeHome(SHIPPED, FILES, NODE_DIR_ENV, marker="ai", cache_prefix="vercel-driver",
-                    needs="the Vercel AI SDK driver (the npm packages ai, @ai-sdk/openai and node@22 from the "
-                          "shipped package-lock.json)")
+                    needs="the Vercel AI SDK driver (the npm packages ai, @ai-sdk/openai, @ai-sdk/anthropic and "
+                          "node@22 from the shipped package-lock.json)")
 
 
 def _has_modules(d: Path) -> bool:

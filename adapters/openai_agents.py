@@ -1,9 +1,21 @@
 """OpenAI Agents SDK adapter (`openai-agents`).
 
 Translation of the neutral scenario into native controls (the `default` variant keeps every other default):
-- model: `OpenAIChatCompletionsModel` over `AsyncOpenAI(base_url=<scripted server>)`, one per worker (and
-  event loop), `.with_options(api_key=<run key>)` per run (the SDK's documented copy, sharing the HTTP
-  client: a user's long-lived process makes one client, not one TLS context per run); tracing disabled;
+- model: the quick start's route, the SDK's home provider. `Agent(model="gpt-4.1")` resolves through the SDK's
+  default `OpenAIProvider` to `OpenAIResponsesModel` (the Responses API over HTTP; its websocket transport is
+  opt-in); the adapter builds that class itself, `OpenAIResponsesModel(model=..., openai_client=...)`, over
+  `AsyncOpenAI(base_url=<scripted server>/v1)`, one per worker (and event loop), `.with_options(api_key=<run
+  key>)` per run (the SDK's documented copy, sharing the HTTP client: a user's long-lived process makes one
+  client, not one TLS context per run); tracing disabled.
+  It sends `model_id(scenario)`: the model table's OpenAI model, gpt-4.1 (harness/models.py). The quick start
+  names no model, and the SDK's own default (`get_default_model()`, "gpt-5.6-luna" in 0.24.0, with reasoning
+  settings of its own) changes between releases; a named model is priced (the cost observed) and keeps cells
+  comparable across the version matrix. What the SDK sends (probes/openai/responses_wire.py): every request
+  carries the whole conversation in `input` (the `function_call` items and their `function_call_output`s); no
+  `previous_response_id` or `conversation` (`Runner.run`'s defaults: `auto_previous_response_id=False`, no
+  conversation id), `store`, `stream` and `parallel_tool_calls` omitted (the API's defaults), no streaming
+  (`Runner.run`, not `run_streamed`). Against api.openai.com itself the runner would add a per-run
+  `prompt_cache_key` (tens of bytes a request); against any other base_url, as here, it does not;
 - tools: `FunctionTool`s with the scenario's JSON schema, each executing through the ledger. The SDK applies
   its default failure formatter only to `@function_tool` tools; a hand-built `FunctionTool` must handle its
   errors itself (an exception escapes the run as `UserError`). So a ledger error is answered with the SDK's
@@ -20,18 +32,31 @@ Translation of the neutral scenario into native controls (the `default` variant 
   `ToolInputGuardrailTripwireTriggered`); "continue" -> `reject_content(message)` (the tool does not run, the
   model gets the message as the tool's output and the loop goes on). probes/openai/deny_intents.py: 2 vs 3
   requests. The mechanism used per intent is in the segment's `mechanisms`.
-Variant `handled-max-turns`: `error_handlers={"max_turns": ...}` returns an answer instead of raising; the
-adapter reports the limit as handled (outcome `limit_steps` plus the deviation "limit reported as an answer").
+Variant `handled-max-turns` (the default's model route): `error_handlers={"max_turns": ...}` returns an answer
+instead of raising; the adapter reports the limit as handled (outcome `limit_steps` plus the deviation "limit
+reported as an answer").
+Variant `chat-completions`: the scenario's Claude (claude-sonnet-4-5) through `OpenAIChatCompletionsModel` over
+the same client pointed at an OpenAI-compatible Chat Completions endpoint: the SDK's documented way to use
+another provider's model (its "Using other LLM providers" page), and this adapter's default route before the
+model table. Everything else is the default's.
+
+Model errors: the SDK's defaults leave retries to the openai client (no `ModelSettings.retry`): max_retries=2
+with its own backoff (0.5 s doubling, jittered) on 429 and 5xx; OpenAI sends no retry hint (provider_errors.py)
+and an `x-should-retry: false` is obeyed (model_fatal_error: 1 request). Those retries happen inside one model
+call of the SDK.
 
 Signal mapping (no scenario knowledge): `MaxTurnsExceeded` -> limit="steps" (raised);
 `ToolInputGuardrailTripwireTriggered` -> denied (the only source of `denied`); an `APIError` /
 `ModelBehaviorError` in the chain -> failure="model"; other exceptions -> failure="other"; interruptions ->
 paused. Counters: `usage` (requests, tokens) from the result, or from `exc.run_data.context_wrapper` when the
-run raised; runtime_steps = the SDK's turn counter (`result._current_turn`) on a return; after
-`MaxTurnsExceeded`, which has no counter of its own, `len(exc.run_data.raw_responses)` (one `ModelResponse`
-per finished turn: the check raises before the next model call; probes/openai/max_turns_run_data.py). After
-any other exception it stays null: the turn in flight is not in `raw_responses` (a guardrail trip on turn 2
-leaves 1). RunState carries usage and the turn counter across a resume, so counters are cumulative.
+run raised; `usage.requests` is one per model response the SDK got, so the client's retries are not in it
+(model_transient_error: 3 reported, 5 observed), and an `APIError` out of the run carries no `run_data`, so a
+failed run's counts stay null, never an uncounted 0 (probes/openai/responses_wire.py). runtime_steps = the
+SDK's turn counter (`result._current_turn`) on a return; after `MaxTurnsExceeded`, which has no counter of its
+own, `len(exc.run_data.raw_responses)` (one `ModelResponse` per finished turn: the check raises before the next
+model call; probes/openai/max_turns_run_data.py). After any other exception it stays null: the turn in flight
+is not in `raw_responses` (a guardrail trip on turn 2 leaves 1). RunState carries usage and the turn counter
+across a resume, so counters are cumulative.
 """
 
 from __future__ import annotations
@@ -45,12 +70,16 @@ from typing import Any, ClassVar
 from loopbench.adapters.kit import ToolFailed, in_chain, neutral_id
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
+from loopbench.harness.models import Provider
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
 STATE_FILE = "run_state.json"
 PENDING_FILE = "pending.json"
 HANDLED_ANSWER = "Stopped: the turn limit was reached."
+# what a @function_tool gives the model on an exception, for a hand-built FunctionTool (module docstring)
+TOOL_ERROR_TEXT = ("the tool answers with the SDK's default_tool_error_function text (the model gets a generic "
+                   "error; the loop goes on)")
 
 
 # one AsyncOpenAI per event loop and server (its connections belong to the loop); a run gets a copy with its key
@@ -69,6 +98,9 @@ def _client(base_url: str, api_key: str) -> Any:
 class OpenAIAgentsAdapter(Adapter):
     id = "openai-agents"
     distribution = "openai-agents"
+    # the quick start's (its home provider's) class, sending the model table's OpenAI model (module docstring)
+    model_class: ClassVar[str | None] = "agents.OpenAIResponsesModel"
+    model_provider: ClassVar[Provider | None] = "openai"
     packages = ("openai",)
     extra = "openai-agents"
     # the version matrix holds the client to the release's day: openai-agents 0.17 builds usage objects an openai
@@ -76,13 +108,18 @@ class OpenAIAgentsAdapter(Adapter):
     companions = ("openai",)
     plain_script = "openai_agents.py"
     min_version = (0, 14)  # the oldest release tried that runs the suite (reports/matrix/versions.yaml)
-    about = "the SDK's defaults; max_turns from the scenario"
+    about = ("the SDK's quick start: OpenAIResponsesModel (the Responses API) sending gpt-4.1, the model table's "
+             "OpenAI model; the SDK's defaults; max_turns from the scenario")
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls"}),
         step_unit="turn (one model call plus the tools it triggers)",
         pause="snapshot",
         pause_survives_restart=True,
         deny="tool input guardrail: raise_exception (stop) or reject_content (continue)",
+        notes=("default and handled-max-turns: OpenAIResponsesModel (the Responses API, the quick start's) sending "
+               "gpt-4.1; variant chat-completions: OpenAIChatCompletionsModel sending the scenario's Claude",
+               "model errors are retried by the openai client (max_retries=2) inside one model call: "
+               "usage.requests counts responses, not retries"),
     )
     # intent -> the native mechanism this adapter uses for it (a segment's `mechanisms` keeps the ones in use)
     mechanism_table: ClassVar[dict[Intent, str]] = {
@@ -97,6 +134,8 @@ class OpenAIAgentsAdapter(Adapter):
                              "default): the setting is sent until a tool has run, then the default",
         "tool_choice_later": "unsupported: ModelSettings.tool_choice holds from the first call until a tool has run "
                              "(reset_tool_choice); the SDK has no per-call setting",
+        "tool_error_recoverable": TOOL_ERROR_TEXT,
+        "tool_error_fatal": TOOL_ERROR_TEXT,
     }
 
     @classmethod
@@ -105,19 +144,19 @@ class OpenAIAgentsAdapter(Adapter):
         import openai  # noqa: F401
 
     # ---- building the agent
+    def _model(self, model_id: str, client: Any) -> Any:
+        """The quick start's model class: the Responses API (what `Agent(model="gpt-4.1")` resolves to through the
+        SDK's default OpenAIProvider), over the per-worker client."""
+        from agents import OpenAIResponsesModel
+
+        return OpenAIResponsesModel(model=model_id, openai_client=client)
+
     def _agent(self, scenario: Scenario, ctx: RunContext) -> Any:
-        from agents import (
-            Agent,
-            FunctionTool,
-            OpenAIChatCompletionsModel,
-            default_tool_error_function,
-            set_tracing_disabled,
-        )
+        from agents import Agent, FunctionTool, default_tool_error_function, set_tracing_disabled
         from agents.tool_guardrails import ToolGuardrailFunctionOutput, tool_input_guardrail
         set_tracing_disabled(True)
         ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
-        client = _client(f"{ctx.base_url}/v1", ctx.api_key)
-        model = OpenAIChatCompletionsModel(model=scenario.model.id, openai_client=client)
+        model = self._model(self.model_id(scenario), _client(f"{ctx.base_url}/v1", ctx.api_key))
 
         def make_tool(name: str) -> Any:
             spec = scenario.tools[name]
@@ -207,7 +246,6 @@ class OpenAIAgentsAdapter(Adapter):
         settings = {k: v for k, v in kwargs.items() if k != "error_handlers"}
         if "error_handlers" in kwargs:
             settings["error_handlers"] = sorted(kwargs["error_handlers"])
-        settings.update(model_class="OpenAIChatCompletionsModel")
         if agent.model_settings.tool_choice is not None:
             settings.update(tool_choice=agent.model_settings.tool_choice, reset_tool_choice=agent.reset_tool_choice)
         mechanisms = self.mechanisms(scenario, self.mechanism_table)
@@ -279,7 +317,8 @@ class OpenAIAgentsAdapter(Adapter):
 
 class OpenAIAgentsHandledMaxTurns(OpenAIAgentsAdapter):
     variant = "handled-max-turns"
-    about = 'error_handlers={"max_turns": ...} returns an answer instead of raising'
+    about = ('error_handlers={"max_turns": ...} returns an answer instead of raising; otherwise the default '
+             '(OpenAIResponsesModel, gpt-4.1)')
 
     def _run_kwargs(self, scenario: Scenario, handled: list[bool]) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
         from agents import RunErrorHandlerResult
@@ -292,3 +331,16 @@ class OpenAIAgentsHandledMaxTurns(OpenAIAgentsAdapter):
 
         kwargs["error_handlers"] = {"max_turns": on_max_turns}
         return kwargs, limits, unsupported
+
+
+class OpenAIAgentsChatCompletions(OpenAIAgentsAdapter):
+    variant = "chat-completions"
+    about = ("the scenario's Claude over an OpenAI-compatible Chat Completions endpoint: OpenAIChatCompletionsModel "
+             "(the SDK's documented route to another provider's model); otherwise the default")
+    model_class = "agents.OpenAIChatCompletionsModel"
+    model_provider = "anthropic"
+
+    def _model(self, model_id: str, client: Any) -> Any:
+        from agents import OpenAIChatCompletionsModel
+
+        return OpenAIChatCompletionsModel(model=model_id, openai_client=client)

@@ -2,12 +2,14 @@
 
 Translation of the neutral scenario into native controls (the `default` variant keeps every other default):
 - model: the scenario's model is a Claude model (`claude-sonnet-4-5`), and pydantic-ai's docs connect Claude with
-  `AnthropicModel` + `AnthropicProvider` (models/anthropic.md), so the default does too:
-  `AnthropicModel(scenario.model.id, provider=AnthropicProvider(anthropic_client=...))`, one
-  `AsyncAnthropic(base_url=<scripted server>)` (the client adds /v1/messages; pydantic-ai sends
-  `client.beta.messages.create`) per worker event loop, `.with_options(api_key=<run key>)` per run (the provider's
-  documented `anthropic_client=` argument; `AnthropicProvider(api_key=, base_url=)` would build a new HTTP client per
-  run: providers/anthropic.py `AnthropicProvider.__init__`). `agent.run`'s requests reach the server as streams
+  `AnthropicModel` + `AnthropicProvider` (models/anthropic.md), so the default does too (class facts `model_class`
+  `pydantic_ai.models.anthropic.AnthropicModel`, `model_provider` anthropic; the base writes `settings.model_class` and
+  `settings.model` into every record): `AnthropicModel(self.model_id(scenario),
+  provider=AnthropicProvider(anthropic_client=...))`, one `AsyncAnthropic(base_url=<scripted server>)` (the
+  client adds /v1/messages; pydantic-ai sends `client.beta.messages.create`) per worker event loop,
+  `.with_options(api_key=<run key>)` per run (the provider's documented `anthropic_client=` argument;
+  `AnthropicProvider(api_key=, base_url=)` would build a new HTTP client per run: providers/anthropic.py
+  `AnthropicProvider.__init__`). `agent.run`'s requests reach the server as streams
   (`stream: true`): with no `max_tokens` set, pydantic-ai sends the model's maximum output, above the SDK's
   non-streaming ceiling, and streams behind the scenes (models/anthropic `_default_max_tokens`, `_messages_create`). The
   pairing matters beyond the wire: the provider's name ('anthropic') is what genai-prices prices the model under, so it
@@ -15,22 +17,28 @@ Translation of the neutral scenario into native controls (the `default` variant 
   (max_retries=2, honouring `retry-after`; it retries 408/409/429/5xx unless the response says `x-should-retry: false`):
   pydantic-ai forwards `ModelSettings['max_retries']` only when set (models/_sdk_retries.py `with_max_retries`, used by
   models/anthropic `_messages_create`). The `openai-chat` variant keeps the OpenAI-compatible idiom instead
-  (`OpenAIChatModel` + `OpenAIProvider(openai_client=AsyncOpenAI(base_url=<server>/v1))`), the way a user reaches a
-  model through an OpenAI-compatible endpoint; tool-call ids are `toolu_<id>` on Messages and `call_<id>` on Chat
-  Completions, mapped per variant (pending calls, ledger calls and authorize events, deferred tool results,
-  tool_choice);
+  (`OpenAIChatModel` + `OpenAIProvider(openai_client=AsyncOpenAI(base_url=<server>/v1))`; `model_class`
+  `pydantic_ai.models.openai.OpenAIChatModel`, `model_provider` anthropic: it deliberately sends the scenario's Claude
+  id through the OpenAI provider), the way a user reaches Claude through an OpenAI-compatible endpoint; tool-call
+  ids are `toolu_<id>` on Messages and `call_<id>` on Chat Completions, mapped per variant (pending calls, ledger
+  calls and authorize events, deferred tool results, tool_choice);
 - tools: `Tool.from_schema(function, name, description, json_schema, takes_ctx=True)` per scenario tool, each
   executing through the ledger with `RunContext.tool_call_id`. A failed call follows the docs' rule of thumb
-  (tools-advanced.md "Tool Execution, Retries, and Failures"): `ModelRetry` "when the model should try the tool
-  call again" — a recoverable error or a timeout (the docs treat a tool timeout as "a retryable failure") —
-  and `ToolFailed` "when the call is done and the result is a failure" — a fatal error (a definitive upstream
-  error). The choice is the tool's own: it reads the error kind its service answered (the ledger's
-  `error_kind`), never the scenario. `ModelRetry` counts against the tool's retry budget (default 1,
+  (tools-advanced.md "Tool Execution, Retries, and Failures", the docs the locked release's own retry error links
+  to): `ModelRetry` "when the model should try the tool call again" — a recoverable error or a timeout (the docs
+  treat a tool timeout as "a retryable failure": pydantic-ai's own `Tool(timeout=)` answers one with a retry prompt)
+  — and `ToolFailed` "when the call is done and the result is a failure" — a fatal error ("the upstream service
+  returned a definitive error"). The choice is the tool's own: it reads the error kind its service answered (the
+  ledger's `error_kind`), never the scenario. `ModelRetry` counts against the tool's retry budget (default 1,
   `Tool(max_retries)` / `Agent(retries)`): the tool's second consecutive failure ends the run with
   `UnexpectedModelBehavior("Tool ... exceeded max retries count of 1")` raised from the `ModelRetry`
   (tool_manager.py `_check_max_retries`) -> failure="tool". `ToolFailed` consumes no budget; the model sees the
-  failure (a ToolReturnPart with outcome='failed') and the loop goes on. An ordinary exception would escape the
-  run (the third documented path); it is used only for the stop-on-deny intent below;
+  failure (a ToolReturnPart with outcome='failed': `is_error` on Messages) and the loop goes on. The docs' third
+  path, "Any other exception propagates out of the agent run and is not sent back to the model", is the
+  `raise-fatal` variant's for a fatal error (the run ends on it: failure="tool", the tool's own exception in the
+  chain), and everyone's for the stop-on-deny intent below. probes/pydantic_ai/fair.py `tool-errors` shows both
+  pairings on the suite's three tool-failure cells: only tool_fatal_error changes (ToolFailed: the model retries
+  and answers without the policy, 4 requests, lookup_policy 2; raised: the run ends, 2 requests, lookup_policy 1);
 - limits: `UsageLimits` (usage.py): max model calls -> `request_limit` (checked at the start of each step,
   before the request: `check_before_request`, `usage.requests >= request_limit`); unset: the default
   `UsageLimits().request_limit` (50) is recorded as the native translation. Token budget ->
@@ -41,10 +49,10 @@ Translation of the neutral scenario into native controls (the `default` variant 
   after the response that crosses it; under `OpenAIProvider` ('openai', the `openai-chat` variant) genai-prices
   has no price for it, `RunUsage.cost` stays None and pydantic-ai warns (`CostNotFoundWarning`,
   usage.py `UsageLimits._warn_if_cost_unavailable`) instead of enforcing: the warning is recorded in the
-  segment's notes. Deadline ->
-  `agent.run(timeout=deadline_s)`: the run is cancelled and raises `RunTimedOut` (a `RunCancelled` carrying the
-  run's usage and messages). `UsageLimitExceeded` -> limit="steps" when its message names `request_limit`,
-  "budget" when it names a token or cost limit, limit_signal="raised"; `RunTimedOut` -> limit="deadline";
+  segment's notes. Deadline -> `agent.run(timeout=deadline_s)`: the run is cancelled and raises `RunTimedOut`
+  (a `RunCancelled` carrying the run's usage and messages; its counts below). `UsageLimitExceeded` ->
+  limit="steps" when its message names `request_limit`, "budget" when it names a token or cost limit,
+  limit_signal="raised"; `RunTimedOut` -> limit="deadline";
 - `approval: required` -> `requires_approval=True` on the tool (the docs' idiom for a tool that always needs
   approval; deferred-tools.md) and `output_type=[str, DeferredToolRequests]`: the run ends with a
   `DeferredToolRequests` output; its `approvals` are the pending calls. No user approval code runs (the flag is
@@ -67,26 +75,34 @@ Translation of the neutral scenario into native controls (the `default` variant 
   the docs' per-step idiom ("Dynamic tool choice via capabilities"): the choice for the request about to be sent,
   from the tool results after its last response; a static `tool_choice='required'` is refused by `agent.run`.
 
-Variants (`iter` and `conversation` keep the default's AnthropicModel): `iter` drives the same agent with `async with
-agent.iter(...) as run: async for node in run` (the graph-node idiom the docs show for step-by-step control);
-`run.usage` is there even after a raise, so it reports counters where `agent.run`'s exceptions carry none
+Variants (`iter`, `conversation` and `raise-fatal` keep the default's AnthropicModel): `iter` drives the same agent
+with `async with agent.iter(...) as run: async for node in run` (the graph-node idiom the docs show for step-by-step
+control); `run.usage` is there even after a raise, so it reports counters where `agent.run`'s exceptions carry none
 (`UsageLimitExceeded` has no usage: usage.py / exceptions.py). `conversation` pauses with the run's `Conversation`
 (`result.conversation`, serialized with `ConversationTypeAdapter`) and resumes with `agent.run(conversation=...,
 deferred_tool_results=conversation.deferred_tool_requests.build_results(...))`: the conversation carries its
-`RunUsage`, so the request limit counts the whole business task and the counters are cumulative. `openai-chat` is the
-default with `OpenAIChatModel` + `OpenAIProvider` (see model, above): only the model and the call-id prefix change.
+`RunUsage`, so the request limit counts the whole business task and the counters are cumulative. `raise-fatal` is the
+default with a fatal tool error raised as an ordinary exception (see tools, above): only that intent's mechanism
+changes. `openai-chat` is the default with `OpenAIChatModel` + `OpenAIProvider` (see model, above): only the model
+class and the call-id prefix change.
 
 Signal mapping (no scenario knowledge): a `DeferredToolRequests` output -> paused; `UsageLimitExceeded` -> limit
 (raised); `RunTimedOut` -> limit="deadline" (raised); kit's `ToolDenied` in the chain -> denied;
-`UnexpectedModelBehavior` raised from a `ModelRetry` (retries exhausted) -> failure="tool"; `ModelAPIError`
+`UnexpectedModelBehavior` raised from a `ModelRetry` (retries exhausted) or the tool's own exception (kit's
+`ToolFailed`, raise-fatal) in the chain -> failure="tool"; `ModelAPIError`
 (`ModelHTTPError`, e.g. `ModelServerError` for a 5xx, with the status code: models/anthropic/_errors.py `map_api_errors`
 wraps the anthropic `APIStatusError` the client raises after its own retries) or an anthropic / openai `APIError` in the
 chain -> failure="model"; anything else -> failure="other". Counters: `result.usage` (requests, input/output tokens,
-cost when priced) on a return or a pause; `RunCancelled.usage` after a cancellation or timeout; null after any other
-exception of `agent.run` (the iter variant reads `run.usage`). runtime_steps = `RunUsage.requests` ("model responses
-committed to the run's history, one per step of the agent loop": what request_limit bounds; the provider client's hidden
-retries are not in it), unit "request". Output validation retries (`output_retries`) would also count against the run:
-no scenario uses structured output.
+cost when priced) on a return or a pause; `RunCancelled.usage` after a cancellation or timeout (null when the exception
+carries no run state: no messages); null after any other exception of `agent.run` (the iter variant reads
+`run.usage`). runtime_steps = `RunUsage.requests` ("model responses committed to the run's history, one per step of
+the agent loop": what request_limit bounds; the provider client's hidden retries are not in it), unit "request".
+At a deadline the count is pydantic-ai's own, never the adapter's: `RunUsage.requests` increments when a response is
+committed (after the whole streamed response arrived, before its tools run), never when a request is sent, so a
+request the timeout cuts in flight is in no count (probes/pydantic_ai/fair.py `deadline`): deadline_slow_model reports
+1 where the server saw 2; a run cut during its first request would report 0 responses where the server saw 1 request
+(pydantic-ai's true count of responses, not a made-up one; the shared contract test reads it as one). Output
+validation retries (`output_retries`) would also count against the run: no scenario uses structured output.
 """
 
 from __future__ import annotations
@@ -101,6 +117,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from loopbench.adapters.kit import ANTHROPIC_ID_PREFIX, OPENAI_ID_PREFIX, ToolDenied, in_chain, neutral_id
+from loopbench.adapters.kit import ToolFailed as RaisedToolError
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.record import (
@@ -173,9 +190,17 @@ TOOL_CHOICE = ("a capability whose get_model_settings() returns a callable (RunC
                "tool_choice=...)) for the request about to be sent, from ctx.messages (the docs' per-step idiom)")
 
 
+TOOL_ERROR_RETRY = ("the tool raises ModelRetry(text), for a recoverable error and for a timeout (tools-advanced.md: "
+                    "a timed-out tool 'is treated as a retryable failure'): the model gets a retry prompt; the tool's "
+                    "retry budget (default 1) counts it, and its second consecutive failure ends the run "
+                    "(UnexpectedModelBehavior)")
+
+
 class PydanticAIAdapter(Adapter):
     id = "pydantic-ai"
     distribution = "pydantic-ai-slim"
+    model_class = "pydantic_ai.models.anthropic.AnthropicModel"
+    model_provider = "anthropic"
     packages = ("anthropic", "openai", "genai-prices")
     extra = "pydantic-ai"
     companions = ("anthropic", "openai")  # the version matrix holds the provider SDKs to the release's day
@@ -184,7 +209,8 @@ class PydanticAIAdapter(Adapter):
     # neither that nor pydantic_ai.conversation (2.55); the 1.x line has no ToolFailed (2.16)
     min_version = (2, 58)
     about = ("AnthropicModel + AnthropicProvider (the scenario's Claude model); agent.run with UsageLimits from the "
-             "scenario; approvals as deferred tools resumed from the message history")
+             "scenario; approvals as deferred tools resumed from the message history; a tool's recoverable error or "
+             "timeout raises ModelRetry, a fatal one ToolFailed (the docs' rule of thumb)")
     id_prefix: ClassVar[str] = ANTHROPIC_ID_PREFIX  # the protocol's tool-call ids: <prefix><scripted id>
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls", "max_total_tokens", "max_cost_usd", "deadline_s"}),
@@ -194,7 +220,11 @@ class PydanticAIAdapter(Adapter):
         deny="stop: the tool raises an ordinary exception (it escapes the run); continue: requires_approval + a "
              "HandleDeferredToolCalls handler answering ToolDenied(message)",
         notes=("cost_limit is enforced only when genai-prices has a price for the model under the provider (the "
-               "openai-chat variant: claude-sonnet-4-5 under 'openai' has none)",),
+               "openai-chat variant: claude-sonnet-4-5 under 'openai' has none)",
+               "RunUsage.requests counts responses committed, not requests sent: a request the run timeout cuts in "
+               "flight is in no count (deadline_slow_model: 1 reported, 2 seen by the server)",
+               "a tool's fatal error is ToolFailed (the model sees it, the loop goes on); the raise-fatal variant "
+               "raises it as an ordinary exception instead, which ends the run"),
     )
     mechanism_table: ClassVar[dict[Intent, str]] = {
         "deny_stop": "the tool records the check and raises an ordinary exception, which propagates out of the "
@@ -208,6 +238,10 @@ class PydanticAIAdapter(Adapter):
                   "denied.' to the model; the loop goes on)",
         "tool_choice_first": TOOL_CHOICE,
         "tool_choice_later": TOOL_CHOICE,
+        "tool_error_recoverable": TOOL_ERROR_RETRY,
+        "tool_error_fatal": "the tool raises ToolFailed(text) (tools-advanced.md: 'when the call is done and the "
+                            "result is a failure'): the model gets a failed tool result and the loop goes on; no "
+                            "retry budget used",
     }
 
     @classmethod
@@ -221,7 +255,7 @@ class PydanticAIAdapter(Adapter):
 
     # ---------------------------------------------------------------- building the agent
     def _tools(self, scenario: Scenario, ledger: LedgerClient) -> list[Any]:
-        from pydantic_ai import ModelRetry, Tool, ToolFailed
+        from pydantic_ai import ModelRetry, Tool
 
         deny_stops = scenario.policy.deny == "stop"
 
@@ -236,8 +270,8 @@ class PydanticAIAdapter(Adapter):
                 out = await ledger.call(name, args, cid)
                 if out.ok:
                     return out.text
-                if out.error_kind == "fatal":  # done, and failed: the model sees it, no retry budget used
-                    raise ToolFailed(out.text)
+                if out.error_kind == "fatal":
+                    raise self._fatal(out.text)
                 raise ModelRetry(out.text)  # recoverable or timed out: try again (the tool's retry budget)
 
             tool = Tool.from_schema(invoke, name=name, description=spec.description, json_schema=spec.parameters,
@@ -247,6 +281,13 @@ class PydanticAIAdapter(Adapter):
             return tool
 
         return [make(n) for n in scenario.tools]
+
+    def _fatal(self, text: str) -> Exception:
+        """What the tool raises for an error its service answered as fatal: pydantic-ai's `ToolFailed` (the call is
+        done and failed: the model sees it, no retry budget used)."""
+        from pydantic_ai import ToolFailed
+
+        return ToolFailed(text)
 
     def _capabilities(self, scenario: Scenario, ledger: LedgerClient, settings: dict[str, Any]) -> list[Any]:
         caps: list[Any] = []
@@ -296,9 +337,9 @@ class PydanticAIAdapter(Adapter):
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
         provider = AnthropicProvider(anthropic_client=_client("anthropic", ctx.base_url, ctx.api_key))
-        return AnthropicModel(scenario.model.id, provider=provider), {
-            "model_class": "AnthropicModel (Messages)", "provider": "AnthropicProvider(anthropic_client="
-                                                                    "AsyncAnthropic(base_url=...))"}
+        # the record's model_class and model are the base's (Adapter.segment): the class facts and model_id
+        return AnthropicModel(self.model_id(scenario), provider=provider), {
+            "provider": "AnthropicProvider(anthropic_client=AsyncAnthropic(base_url=...))"}
 
     def _agent(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, dict[str, Any]]:
         from pydantic_ai import Agent, DeferredToolRequests
@@ -405,7 +446,7 @@ class PydanticAIAdapter(Adapter):
                 result, usage = await self._execute(agent, start, kwargs, usage_box)
             except Exception as exc:  # the framework ended by raising: map the signal
                 notes = _warning_notes(caught)
-                usage = usage_box[0] if usage_box else getattr(exc, "usage", None)
+                usage = usage_box[0] if usage_box else _usage_carried(exc)
                 signals, counters = self._raised(exc, extra), self._counters(usage)
                 if signals.failure == "model":  # raised in a model call: the failed request and the client's
                     # retries are in no RunUsage (it counts committed responses): unknown, not the count so far
@@ -456,6 +497,8 @@ class PydanticAIAdapter(Adapter):
             return NativeSignals(**base, limit="deadline", limit_signal="raised")
         if in_chain(exc, ToolDenied):
             return NativeSignals(**base, denied=True)
+        if in_chain(exc, RaisedToolError):  # the tool's own error, raised out of the run (raise-fatal)
+            return NativeSignals(**base, failure="tool")
         if isinstance(exc, UnexpectedModelBehavior) and in_chain(exc, ModelRetry):
             base["extra"]["tool_retries_exhausted"] = True
             return NativeSignals(**base, failure="tool")
@@ -476,6 +519,18 @@ class PydanticAIAdapter(Adapter):
             output_tokens_reported=usage.output_tokens, runtime_steps=usage.requests, runtime_step_unit=STEP_UNIT,
             cost_usd_reported=float(cost) if cost is not None else None, cumulative=self.cumulative,
         )
+
+
+def _usage_carried(exc: Exception) -> Any:
+    """The `RunUsage` an exception of `agent.run` carries, or None where it carries none. Only `RunCancelled` (and
+    its `RunTimedOut`) carries one: the run's own usage at the cut (`run_cancelled_snapshot`), which counts the
+    responses committed so far, not a request in flight (probes/pydantic_ai/fair.py `deadline`). One built without
+    the run's state (no messages: pydantic-ai then fills in an empty `RunUsage()`) reports nothing: None, not 0."""
+    from pydantic_ai.exceptions import RunCancelled
+
+    if not isinstance(exc, RunCancelled) or not exc.all_messages():
+        return None
+    return exc.usage
 
 
 def _sdk_errors() -> tuple[type[BaseException], ...]:
@@ -556,8 +611,12 @@ class PydanticAIConversation(PydanticAIAdapter):
 
 class PydanticAIOpenAIChat(PydanticAIAdapter):
     variant = "openai-chat"
-    about = ("OpenAIChatModel over an OpenAI-compatible endpoint: a model genai-prices cannot price under that "
-             "provider gets no cost limit")
+    model_class = "pydantic_ai.models.openai.OpenAIChatModel"
+    # deliberately the scenario's Claude id through the OpenAI provider (an OpenAI-compatible endpoint serving
+    # Claude): the model it sends is the anthropic provider's, so genai-prices has no price for it under 'openai'
+    model_provider = "anthropic"
+    about = ("OpenAIChatModel + OpenAIProvider: the scenario's Claude model through an OpenAI-compatible endpoint; a "
+             "model genai-prices cannot price under that provider gets no cost limit")
     id_prefix: ClassVar[str] = OPENAI_ID_PREFIX
 
     def _model(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, dict[str, Any]]:
@@ -565,6 +624,20 @@ class PydanticAIOpenAIChat(PydanticAIAdapter):
         from pydantic_ai.providers.openai import OpenAIProvider
 
         provider = OpenAIProvider(openai_client=_client("openai", f"{ctx.base_url}/v1", ctx.api_key))
-        return OpenAIChatModel(scenario.model.id, provider=provider), {
-            "model_class": "OpenAIChatModel (Chat Completions)",
+        return OpenAIChatModel(self.model_id(scenario), provider=provider), {
             "provider": "OpenAIProvider(openai_client=AsyncOpenAI(base_url=...))"}
+
+
+class PydanticAIRaiseFatal(PydanticAIAdapter):
+    variant = "raise-fatal"
+    about = ("agent.run as the default, but a tool's fatal error is raised as an ordinary exception, which propagates "
+             "out of the run and ends it (the docs' third path); recoverable errors and timeouts stay ModelRetry")
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **PydanticAIAdapter.mechanism_table,
+        "tool_error_fatal": "the tool raises an ordinary exception (loopbench's ToolFailed, not pydantic-ai's), which "
+                            "propagates out of the agent run and ends it (tools-advanced.md: 'Any other exception "
+                            "propagates out of the agent run and is not sent back to the model')",
+    }
+
+    def _fatal(self, text: str) -> Exception:
+        return RaisedToolError(text)

@@ -8,11 +8,14 @@ every run of that worker; a driver that dies is reported for its in-flight runs 
 runner records `error` with the reason) and is restarted at once, in the background, for the next run.
 
 Translation of the neutral scenario into native controls (the `default` variant keeps every other default):
-- model: `createOpenAI({baseURL: <server>/v1, apiKey: <run key>}).chat(<model id>)` (Chat Completions);
+- model: the scenario's Claude through the SDK's Anthropic provider, as its docs connect Claude:
+  `createAnthropic({baseURL: <server>/v1, apiKey: <run key>})(<model id>)` (Anthropic Messages), sending exactly
+  `Adapter.model_id(scenario)`;
 - tools: `tool({description, inputSchema: jsonSchema(<scenario schema>), execute})`; `execute` POSTs to the
   ledger's HTTP face (`node:http`, keep-alive) with the scripted call id and passes the SDK's `abortSignal` to
   the request (an aborted call is recorded by the ledger as abandoned); a ledger error throws, so the SDK's own
-  tool-error path applies;
+  tool-error path applies (a `tool-error` part the model sees, for a recoverable error, a fatal one and a
+  timeout alike: the driver reports it as the mechanism of both tool-error intents);
 - max model calls -> `stopWhen: isStepCount(n)`; unset -> nothing (the SDK default stays, so a scenario without a
   limit shows it); deadline -> `timeout: {totalMs}`; token and cost budgets -> unsupported;
 - `approval: required` -> `toolApproval: {<tool>: fn}` returning 'user-approval'; `approval: deny` -> the
@@ -27,8 +30,13 @@ Translation of the neutral scenario into native controls (the `default` variant 
 - the pause: the run returns with `tool-approval-request` parts; the driver saves the conversation
   (`messages.json`: the prompt plus `response.messages`) and the requests (`approvals.json`) in the snapshot;
   a resume appends a `tool` message with one `tool-approval-response` per decision (keyed by scripted call id).
-Variant `tool-loop-agent`: `new ToolLoopAgent({...}).generate()` with the same translation, so the agent's own
-defaults (its default stop condition) apply wherever the scenario sets nothing.
+Variants (each a request field of the driver's, never a branch on a scenario):
+- `tool-loop-agent`: `new ToolLoopAgent({...}).generate()` with the same translation and model, so the agent's own
+  defaults (its default stop condition) apply wherever the scenario sets nothing;
+- `openai-compatible`: `generateText` as the default, with Claude reached the way a user reaches it through an
+  OpenAI-compatible endpoint: `createOpenAI({baseURL, apiKey}).chat(<model id>)` (Chat Completions). It was the
+  default before the Anthropic provider was; every cell but the retry timing of a 429 is the same on both
+  routes (the OpenAI-style 429 carries no retry hint).
 
 Signal mapping (no scenario knowledge):
 - thrown: model/API errors (APICallError, RetryError, NoSuchToolError, InvalidToolInputError,
@@ -48,13 +56,21 @@ Signal mapping (no scenario knowledge):
   the SDK's default read from the installed source (`generateText`: isStepCount(1); `ToolLoopAgent`:
   isStepCount(20), whose warning the driver captures as supporting evidence);
 - counters: runtime_steps = `result.steps.length` (unit "step"; when it threw, the steps `onStepEnd` saw);
-  tokens = `result.usage`; tool calls requested = tool calls over all steps. The SDK reports no model-request
-  count (a step's retries appear nowhere in a returned result; a thrown `RetryError` lists its attempts, kept
-  in `extra.thrown.attempts`), so model_requests_reported stays null. Each segment is a new call: counters are
-  not cumulative.
-- retries: the SDK's own (`maxRetries` 2, 2 s then 4 s, honouring `retry-after-ms` / `retry-after`); it does
-  not read `x-should-retry`, so a 500 that says "do not retry" is retried like any 500: 3 requests over
-  ~6 s (adapters/vercel/probes/retry_headers.mjs).
+  tokens = `result.usage` (when it threw, the sum of those steps' usage); tool calls requested = tool calls over
+  all steps. model_requests_reported = one per step of the result, a step being one model response
+  (`result.steps`); a step's retries appear nowhere in a returned result, so a retried request is not counted
+  (model_transient_error: 3 reported of 5 seen). A call that threw returned no result, and what it threw carries
+  no steps (a `RetryError` has its failed attempts in `errors`, kept as `extra.thrown.attempts`; a
+  `TimeoutError` is a bare DOMException: probes/anthropic_route.mjs): the count is then the steps it reported
+  to `onStepEnd`, null when it reported none (a model that failed at the first call). Each segment is a new
+  call: counters are not cumulative.
+- retries: the SDK's own, whatever the provider (`maxRetries` 2, 2 s then 4 s, honouring `retry-after-ms` /
+  `retry-after` when 0–60 s); neither provider reads `x-should-retry`, so a 500 that says "do not retry" is
+  retried like any 500: 3 requests over ~6 s (probes/anthropic_route.mjs, probes/retry_headers.mjs). What
+  differs by route is the hint: Anthropic's 429 carries `retry-after: 1` (harness/model_server/provider_errors.py,
+  as Anthropic documents), so a 429 then a 500 costs 1 s + 4 s on the Anthropic route and 2 s + 4 s on the
+  OpenAI-compatible one (model_transient_error: ~5.1 s vs ~6.1 s); a model that is down (a 500 with no hint)
+  holds a run ~6 s on both (`retry_window_s`).
 """
 
 from __future__ import annotations
@@ -88,7 +104,7 @@ from loopbench.harness.record import (
 )
 from loopbench.harness.scenario import Scenario
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 HELLO_TIMEOUT_S = 60.0
 MIN_AI = (7,)
 
@@ -301,18 +317,36 @@ def _step_limit_of(text: str | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
+# a ledger error is thrown from the tool's execute: the SDK turns it into a tool-error part the model sees (the
+# driver reports the same words for the two tool-error intents)
+TOOL_ERROR_THROWN = ("tool execute throws an Error (the SDK's tool-error part: the model gets the error; the loop "
+                     "goes on)")
+
+
+# how a stop that returns normally is read (every variant)
+STOP_NOTES = ("a step limit returns normally with finishReason 'tool-calls': the adapter infers it",
+              "a deny stop (hasToolCall) returns normally too: the adapter infers it from the denied call")
+
+
 class VercelAIAdapter(NodeAdapter):
     id = "vercel-ai"
     distribution = "ai"  # an npm package: versions come from adapters/vercel/node_modules
+    # the SDK's provider for Claude, as its docs connect it (`createAnthropic({baseURL, apiKey})(modelId)`)
+    model_class = "@ai-sdk/anthropic createAnthropic(...)"
+    model_provider = "anthropic"
+    # what the driver is asked to run: the loop API and the provider factory (adapters/vercel/driver.mjs)
+    driver_api: ClassVar[str] = "generateText"
+    driver_provider: ClassVar[str] = "anthropic"
     package_index = "npm"
-    packages = ("@ai-sdk/openai", "@ai-sdk/provider-utils", "zod", "node")
+    packages = ("@ai-sdk/anthropic", "@ai-sdk/openai", "@ai-sdk/provider-utils", "zod", "node")
     node_project = NodeProject(node_install.SHIPPED, node_install.FILES, node_install.NODE_DIR_ENV, runtime="node")
     # held to the release's day by the version matrix (Node itself within its locked major): ai 7.0.4 pairs with
-    # the @ai-sdk/openai of its day
-    companions = ("@ai-sdk/openai", "zod")
+    # the @ai-sdk/anthropic and @ai-sdk/openai of its day
+    companions = ("@ai-sdk/anthropic", "@ai-sdk/openai", "zod")
     plain_script = "vercel_ai.mjs"  # run by the locked Node beside the locked node_modules (`plain_command`)
     min_version = MIN_AI
-    about = "generateText with the SDK's defaults; stopWhen/timeout/toolApproval from the scenario"
+    about = ("generateText with the SDK's defaults, Claude through @ai-sdk/anthropic; stopWhen/timeout/toolApproval "
+             "from the scenario")
     # the driver runs the idiom named by `variant`; its default step bound, as the driver read it from the SDK
     default_stop_key: ClassVar[str] = "generateText_stopWhen"
     capabilities = Capabilities(
@@ -321,10 +355,12 @@ class VercelAIAdapter(NodeAdapter):
         pause="snapshot",
         pause_survives_restart=True,
         deny="toolApproval status 'denied'; the stop intent adds stopWhen hasToolCall(<denied tool>)",
-        # maxRetries 2 with 2 s / 4 s backoff when the failure carries no retry hint (probes/retry_headers.mjs)
+        # the SDK's maxRetries 2, whatever the provider: 2 s / 4 s when the failure carries no retry hint (an
+        # Anthropic 500 sends none: probes/anthropic_route.mjs), so a model that is down holds a run ~6 s
         retry_window_s=6.0,
-        notes=("a step limit returns normally with finishReason 'tool-calls': the adapter infers it",
-               "a deny stop (hasToolCall) returns normally too: the adapter infers it from the denied call"),
+        notes=(*STOP_NOTES,
+               "retries: maxRetries 2 (2 s, then 4 s), honouring retry-after: Anthropic's 429 carries retry-after: 1 "
+               "(its first retry waits 1 s); x-should-retry is not read (probes/anthropic_route.mjs)"),
     )
     # what the driver does for each intent; each run's `mechanisms` are the driver's own words for it, the denied
     # tools named (adapters/vercel/driver.mjs; tests/test_adapter_contract.py checks that the two agree)
@@ -340,6 +376,8 @@ class VercelAIAdapter(NodeAdapter):
                              "step's messages)",
         "tool_choice_later": "prepareStep returning {toolChoice} for the step the turn answers (chosen from the "
                              "step's messages)",
+        "tool_error_recoverable": TOOL_ERROR_THROWN,
+        "tool_error_fatal": TOOL_ERROR_THROWN,
     }
 
     # ---- versions, availability and the plain command: NodeAdapter, from the driver's Node project
@@ -358,8 +396,9 @@ class VercelAIAdapter(NodeAdapter):
     def _payload(self, scenario: Scenario, ctx: RunContext, op: str) -> dict[str, Any]:
         lim = scenario.limits
         return {
-            "op": op, "variant": self.variant, "base_url": ctx.base_url, "api_key": ctx.api_key,
-            "run_id": ctx.run_id, "ledger_token": ctx.ledger_token, "model_id": scenario.model.id,
+            "op": op, "variant": self.variant, "api": self.driver_api, "provider": self.driver_provider,
+            "base_url": ctx.base_url, "api_key": ctx.api_key, "run_id": ctx.run_id, "ledger_token": ctx.ledger_token,
+            "model_id": self.model_id(scenario),
             "prompt": scenario.prompt, "snapshot_dir": str(ctx.snapshot_dir),
             "tools": [{"name": n, "description": t.description, "parameters": t.parameters, "approval": t.approval}
                       for n, t in scenario.tools.items()],
@@ -427,11 +466,15 @@ class VercelAIAdapter(NodeAdapter):
         missing = self.unsupported_limits(scenario)
         limits.update(missing)
         unsupported = list(missing)
-        mechanisms = self.mechanisms(scenario, a.get("mechanisms") or {})
+        mechanisms = self.mechanisms(scenario, a.get("mechanisms") or {})  # the driver's own words per intent
         unsupported += self.unsupported_tool_choice(mechanisms)
         usage = a.get("usage") or {}
+        # one per step (a step is one model response): the returned result's steps; a call that threw returned no
+        # result and its error carries no steps (probes/anthropic_route.mjs), so the steps it reported to onStepEnd
+        # (the source of its steps and tokens then too), and none when it reported no step
+        responses = a.get("model_responses")
         counters = ReportedCounters(
-            model_requests_reported=None,
+            model_requests_reported=responses if a["ended"] != "raised" or responses else None,
             tool_calls_requested=a.get("tool_calls_requested"),
             runtime_steps=a.get("step_count"), runtime_step_unit="step",
             input_tokens_reported=usage.get("input_tokens"), output_tokens_reported=usage.get("output_tokens"),
@@ -440,6 +483,7 @@ class VercelAIAdapter(NodeAdapter):
         extra: dict[str, Any] = {
             "steps": [{k: s.get(k) for k in ("step", "finish_reason", "tool_calls")} for s in a.get("steps", [])],
             "language_model_calls_seen_by_callbacks": a.get("language_model_calls"),
+            "language_model_responses_seen_by_callbacks": a.get("language_model_responses"),
             "driver_pid": a.get("driver_pid"),
         }
         if (a.get("driver_wait_s") or 0) > 0.01:
@@ -526,3 +570,16 @@ class VercelToolLoopAgent(VercelAIAdapter):
     variant = "tool-loop-agent"
     about = "ToolLoopAgent.generate() with the agent's own defaults where the scenario sets none"
     default_stop_key = "ToolLoopAgent_stopWhen"
+    driver_api = "ToolLoopAgent"
+
+
+class VercelOpenAICompatible(VercelAIAdapter):
+    variant = "openai-compatible"
+    about = ("generateText with the SDK's defaults, Claude through @ai-sdk/openai's Chat Completions model at an "
+             "OpenAI-compatible endpoint")
+    model_class = "@ai-sdk/openai createOpenAI(...).chat (an OpenAI-compatible endpoint)"
+    driver_provider = "openai-chat"
+    capabilities = VercelAIAdapter.capabilities.model_copy(update={"notes": (
+        *STOP_NOTES,
+        "retries: maxRetries 2 (2 s, then 4 s): the OpenAI-style 429 carries no retry hint; x-should-retry is not "
+        "read (probes/retry_headers.mjs)")})

@@ -3,7 +3,8 @@ and results. The core never imports a framework SDK or the reports; adapters dep
 
 Its layers, each importing only from those above it in this list (tests/test_layers.py checks it):
 
-1. the shared vocabulary, in this folder: `record` (the run record and its closed vocabularies), `errors`
+1. the shared vocabulary, in this folder: `record` (the run record and its closed vocabularies), `models` (the
+   suite's model per provider and every model's price), `errors`
    (the one exception root), `markers` (scripted output markers), `own_work` (loopbench's own CPU);
 2. `scenario/`: what a scenario file may say, and loading it;
 3. `model_server/` (the scripted model over the providers' wire protocols), `ledger/` (tool-call ground

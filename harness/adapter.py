@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import ClassVar, Literal, get_args
 
 from loopbench.harness.errors import BadInput, InputProblem, did_you_mean
+from loopbench.harness.models import Provider, model_for
 from loopbench.harness.record import Capabilities, Intent, LimitTranslation, NeutralLimit, SegmentResult
 from loopbench.harness.scenario import Scenario
 
@@ -110,6 +111,16 @@ class Adapter(ABC):
     variant: ClassVar[str] = "default"
     about: ClassVar[str]  # what this idiom is ("default": the framework's defaults)
     capabilities: ClassVar[Capabilities]
+    # the framework's own model class this idiom drives (its import path, as its docs name it) and the provider
+    # whose model it sends (not always the protocol it speaks: an OpenAI-compatible route carries Claude): the
+    # scenario's model when that is the provider's, else the model table's for the provider (harness/models.py;
+    # docs/decisions.md "Each framework's own model class"). None: not declared — a plug-in that does not say;
+    # its records then carry null, and it sends the scenario's model as it is
+    model_class: ClassVar[str | None] = None
+    model_provider: ClassVar[Provider | None] = None
+    # whether the worker warms this idiom with a throw-away run before its first timed segment (False where each
+    # run starts the framework afresh, e.g. a CLI per run: there is nothing a worker could warm)
+    warm_up_run: ClassVar[bool] = True
     # intent -> the native mechanism this idiom uses for it, for every `Intent` (one it cannot express: a value
     # starting `unsupported: why`); `mechanisms()` keeps, per segment, the ones the scenario states
     mechanism_table: ClassVar[dict[Intent, str]] = {}
@@ -192,6 +203,30 @@ class Adapter(ABC):
         return None
 
     @classmethod
+    def model_id(cls, scenario: Scenario) -> str:
+        """The model id this idiom's model class sends for the scenario (harness/models.py)."""
+        return scenario.model.id if cls.model_provider is None else model_for(scenario.model.id, cls.model_provider)
+
+    async def prepare(self, scenario: Scenario, ctx: RunContext) -> None:
+        """Set up what an application sets up before it starts a run — a store, a session service — for the
+        segment `ctx` names, keeping it on this instance for `run` / `resume`. The worker calls it before the
+        segment's clock starts (its time is recorded apart: `segments[].prepare_s`), so it eats into neither the
+        run's time nor the framework's own deadline. Nothing by default."""
+        return None
+
+    async def segment(self, scenario: Scenario, ctx: RunContext, snapshot: Path | None = None,
+                      decisions: dict[str, str] | None = None) -> SegmentResult:
+        """One segment, as the worker runs it: `run` (no snapshot) or `resume`, then what every record says of
+        the idiom whatever the adapter wrote — the model class and the model it sent (`settings.model_class`,
+        `settings.model`)."""
+        if snapshot is None:
+            result = await self.run(scenario, ctx)
+        else:
+            result = await self.resume(scenario, snapshot, decisions or {}, ctx)
+        settings = {**result.settings, "model_class": self.model_class, "model": self.model_id(scenario)}
+        return result.model_copy(update={"settings": settings})
+
+    @classmethod
     def unsupported_limits(cls, scenario: Scenario) -> dict[str, LimitTranslation]:
         """The neutral limits the scenario sets that the framework has no native control for, as limit
         translations with no native setting: recorded as unsupported, never emulated, never dropped."""
@@ -206,7 +241,8 @@ class Adapter(ABC):
         """The native mechanism used for each intent the scenario states (from the adapter's `table`), for
         a segment's `mechanisms`: deny_stop / deny_continue when a tool is denied by policy (by `policy.deny`),
         approval_pause when a tool needs approval, reject when a resume rejects a call, tool_choice_first /
-        tool_choice_later when the opening / a later turn asks a `tool_choice`."""
+        tool_choice_later when the opening / a later turn asks a `tool_choice`, tool_error_recoverable /
+        tool_error_fatal when a tool answers with an error of that kind (a timeout is recoverable)."""
         used: list[Intent] = []
         if any(t.approval == "deny" for t in scenario.tools.values()):
             used.append("deny_stop" if scenario.policy.deny == "stop" else "deny_continue")
@@ -219,6 +255,11 @@ class Adapter(ABC):
             used.append("tool_choice_first")
         if any(not r.opening for r in rules):
             used.append("tool_choice_later")
+        kinds = scenario.tool_error_kinds()
+        if "recoverable" in kinds:
+            used.append("tool_error_recoverable")
+        if "fatal" in kinds:
+            used.append("tool_error_fatal")
         return {intent: table.get(intent, "unsupported") for intent in used}
 
     @staticmethod

@@ -9,8 +9,9 @@ The outcome rules and the verdict live in harness/judge/outcome.py and harness/j
 
 Schema history: v1 (until loopbench 0.1.0's fair-cells release) had `pauses` for the segments, untyped
 `native` and `limits`, and no loopbench version; v2 recorded no segment for one that passed its hard timeout;
-v3 records it, with `ended: hung` and the time waited. `migrate` reads both older versions as v3 (see its
-docstring).
+v3 records it, with `ended: hung` and the time waited; v4 adds the scenario's digest (`scenario_digest`) and each
+segment's worker warm-up and set-up times (`worker_warm_s`, `prepare_s`). `migrate` reads every older version as
+v4 (see its docstring).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 
 Outcome = Literal[
     "completed", "incomplete", "limit_steps", "limit_budget", "limit_deadline", "awaiting_approval",
@@ -38,8 +39,11 @@ LimitKind = Literal["steps", "budget", "deadline"]
 NeutralLimit = Literal["max_model_calls", "max_total_tokens", "max_cost_usd", "deadline_s"]
 # the policy intents a scenario can state, each mapped by an adapter to its framework's native mechanism
 # what a scenario asks that a framework may express natively, or not (a segment's `mechanisms` says how):
-# tool_choice_first / tool_choice_later = a turn's `tool_choice` on the opening call / on a later call
-Intent = Literal["deny_stop", "deny_continue", "approval_pause", "reject", "tool_choice_first", "tool_choice_later"]
+# tool_choice_first / tool_choice_later = a turn's `tool_choice` on the opening call / on a later call;
+# tool_error_recoverable / tool_error_fatal = how a tool hands its framework an error its service answered as
+# recoverable (or a timeout: the call may be tried again) / as fatal (a definitive failure)
+Intent = Literal["deny_stop", "deny_continue", "approval_pause", "reject", "tool_choice_first", "tool_choice_later",
+                 "tool_error_recoverable", "tool_error_fatal"]
 
 
 def column_of(framework: str, variant: str) -> str:
@@ -344,6 +348,12 @@ class Segment(Frozen):
     pending: list[PendingCall] = Field(default_factory=list)
     elapsed_s: float
     worker_pid: int | None = None
+    worker_warm_s: float | None = Field(
+        default=None, description="the time the worker spent loading and warming the framework's idiom just before "
+        "this segment, outside its clock (null: the worker was already warm, or a record older than v4)")
+    prepare_s: float | None = Field(
+        default=None, description="the time the adapter spent setting up what an application sets up before a run "
+        "(a store, a session service), outside the segment's clock (null in records older than v4)")
 
 
 class RunRecord(BaseModel):
@@ -355,6 +365,9 @@ class RunRecord(BaseModel):
     run_id: str
     scenario: str
     scenario_title: str | None = Field(default=None, description="the scenario's title (null in older records)")
+    scenario_digest: str | None = Field(
+        default=None, description="sha256 of the scenario's content as loaded (suite defaults applied): two records "
+        "with the same digest ran the same scenario (null in records older than v4)")
     category: Category | None = Field(default=None, description="the scenario's category (null in older records)")
     framework: str
     variant: str = "default"
@@ -392,6 +405,8 @@ class MigrationError(ValueError):
 def migrate(raw: dict[str, Any]) -> dict[str, Any]:
     """A raw record of any readable schema version as the current one (validate the result with RunRecord).
 
+    v3 -> v4: unchanged but for the version (the scenario digest and the workers' warm-up times were not
+    recorded: null, not made up).
     v2 -> v3: unchanged but for the version (a v2 record of a `hung` task lacks the hung segment: it was never
     recorded, so none is made up).
     v1 -> v2 (then as v2): `pauses` -> `segments`; `native.settings.mechanisms` -> `native.mechanisms`; each
@@ -400,7 +415,7 @@ def migrate(raw: dict[str, Any]) -> dict[str, Any]:
     version = raw.get("schema_version")
     if version == SCHEMA_VERSION:
         return raw
-    if version == 2:
+    if version in (2, 3):
         return {**raw, "schema_version": SCHEMA_VERSION}
     if version != 1:
         raise MigrationError(f"schema_version {version!r}: this loopbench reads versions "

@@ -25,6 +25,7 @@ from loopbench.commands import results as results_cmd
 from loopbench.commands import run as run_cmd
 from loopbench.commands import scenarios as scenarios_cmd
 from loopbench.commands import serve as serve_cmd
+from loopbench.commands import stability as stability_cmd
 from loopbench.commands.common import err, out  # the consoles, importable from here as before
 from loopbench.commands.exit_policy import BAD_INPUT, RunFailOn
 from loopbench.commands.results import DiffFailOn, DiffFormat
@@ -227,6 +228,27 @@ def bench(
 
     Example: `loopbench bench --no-suite` (the plain-script comparison only, without the two suite runs)"""
     bench_cmd.bench(out_dir, suite, published)
+
+
+@app.command()
+def stability(
+    published: Annotated[Path, typer.Option("--published", help="the results each repetition is compared with")
+                         ] = Path("reports/published"),
+    out_dir: Annotated[Path, typer.Option("--out", help="where the runs and stability.json go")
+                       ] = Path("results/stability"),
+    repeat: Annotated[int, typer.Option("--repeat", min=1, help="repetitions of each cell")] = 3,
+    framework: Annotated[list[str] | None, typer.Option(
+        "--framework", "-f", help="a framework (every variant) or framework:variant; repeatable (default: all)")
+    ] = None,
+    hog: Annotated[bool, typer.Option("--hog/--no-hog", help="run beside one busy process per core")] = True,
+) -> None:
+    """Do the timing-sensitive cells hold on a busy machine? Every scenario with a deadline or a scripted delay,
+    on every framework variant, `--repeat` times beside a CPU hog; each repetition compared with the published
+    cell as `diff` compares cells. Exit 1 when any repetition differs. `make stability` runs it against
+    reports/published and stores stability.json there, which the report's Stability section shows.
+
+    Example: `loopbench stability -f mastra --repeat 5`"""
+    raise typer.Exit(stability_cmd.stability(published, out_dir, repeat, framework, hog))
 
 
 @app.command()

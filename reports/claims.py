@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import ast
 import operator
+import types
+import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -27,7 +29,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from loopbench.harness.errors import BadInput, InputProblem, validation_problems
+from loopbench.harness.errors import BadInput, InputProblem, did_you_mean, validation_problems
 from loopbench.harness.record import RunRecord
 from loopbench.harness.scenario.yaml_input import InputError, read_yaml
 
@@ -65,8 +67,70 @@ def _path_of(node: ast.AST) -> str | None:
     return None
 
 
+def _segments(node: ast.AST) -> tuple[str, list[str | int | None]]:
+    """A field path as its root name and the keys after it (a subscript that is not a constant: None)."""
+    keys: list[str | int | None] = []
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        if isinstance(node, ast.Attribute):
+            keys.append(node.attr)
+        else:
+            value = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            keys.append(value if isinstance(value, str | int) else None)
+        node = node.value
+    assert isinstance(node, ast.Name)
+    return node.id, keys[::-1]
+
+
+def _unwrapped(tp: Any) -> Any:
+    """`X | None`, `Optional[X]` and `Annotated[X, ...]` as X."""
+    while True:
+        origin = typing.get_origin(tp)
+        if origin is typing.Annotated:
+            tp = typing.get_args(tp)[0]
+        elif origin in (typing.Union, types.UnionType):
+            args = [a for a in typing.get_args(tp) if a is not type(None)]
+            if len(args) != 1:
+                return tp
+            tp = args[0]
+        else:
+            return tp
+
+
+def check_path(path: str, root: str, keys: list[str | int | None]) -> None:
+    """A field path must exist in the record's schema: a misspelt field would read null, and a claim could hold
+    by accident. Free-form mappings (`native.settings`, a signal's `extra`, `packages`) accept any key below
+    them; a mapping keyed by a closed vocabulary (`limits`) only its words. ValueError names the path."""
+    tp: Any = RunRecord.model_fields[root].annotation
+    where = root
+    for key in keys:
+        tp = _unwrapped(tp)
+        origin = typing.get_origin(tp)
+        if tp is Any or tp is object:
+            return  # free-form below this point
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            if not isinstance(key, str) or key not in tp.model_fields:
+                hint = did_you_mean(str(key), list(tp.model_fields))
+                raise ValueError(f"{path!r}: {where} has no field {key!r}{f' ({hint})' if hint else ''}")
+            tp = tp.model_fields[key].annotation
+        elif origin in (dict, typing.Mapping) or tp is dict:
+            kt, vt = (typing.get_args(tp) or (str, Any))
+            allowed = typing.get_args(_unwrapped(kt)) if typing.get_origin(_unwrapped(kt)) is Literal else None
+            if allowed is not None and key is not None and key not in allowed:
+                hint = did_you_mean(str(key), [str(a) for a in allowed])
+                raise ValueError(f"{path!r}: {where} has no key {key!r}{f' ({hint})' if hint else ''}")
+            tp = vt
+        elif origin in (list, tuple, frozenset, set):
+            if key is not None and not isinstance(key, int):
+                raise ValueError(f"{path!r}: {where} is a list; index it with a number, not {key!r}")
+            tp = typing.get_args(tp)[0] if typing.get_args(tp) else Any
+        else:
+            raise ValueError(f"{path!r}: {where} is a value ({getattr(tp, '__name__', tp)}), it has no {key!r}")
+        where = f"{where}.{key}" if isinstance(key, str) else f"{where}[{key}]"
+
+
 def check_expression(expr: str) -> ast.Expression:
-    """Parse and vet a condition; ValueError says what is not allowed."""
+    """Parse and vet a condition (its field paths checked against the record's schema); ValueError says what is
+    not allowed."""
     try:
         tree = ast.parse(expr.strip(), mode="eval")
     except SyntaxError as exc:
@@ -87,6 +151,12 @@ def check_expression(expr: str) -> ast.Expression:
                 root = root.value
             if not (isinstance(root, ast.Name) and root.id in RECORD_FIELDS):
                 raise ValueError(f"a field path must start with a RunRecord field, not {ast.unparse(root)!r}")
+    # each whole path once: a node that is another path's base is only its prefix
+    prefixes = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute | ast.Subscript)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute | ast.Subscript) and id(node) not in prefixes:
+            root_name, keys = _segments(node)
+            check_path(ast.unparse(node), root_name, keys)
     return tree
 
 
@@ -322,6 +392,18 @@ def known_claim_ids(path: Path = CLAIMS_FILE) -> set[str]:
     return {c["id"] for c in (data or {}).get("claims", []) if isinstance(c, dict) and "id" in c}
 
 
+def _named(problem: InputProblem, data: Any) -> InputProblem:
+    """A problem inside claim N named by that claim's id too (`claims.3 (C04).predicate...`), so a reader finds
+    it in the file without counting."""
+    head, _, rest = problem.field.partition(".")
+    index, _, tail = rest.partition(".")
+    try:
+        cid = data["claims"][int(index)]["id"]
+    except (KeyError, IndexError, TypeError, ValueError):
+        return problem
+    return InputProblem(problem.file, f"{head}.{index} ({cid})" + (f".{tail}" if tail else ""), problem.reason)
+
+
 def load_claims(path: Path | str = CLAIMS_FILE) -> list[Claim]:
     """The claims of a claims file, predicates parsed and vetted; BadInput lists every problem as
     `file: field.path: reason`, the same format as scenario files."""
@@ -336,7 +418,7 @@ def load_claims(path: Path | str = CLAIMS_FILE) -> list[Claim]:
     try:
         parsed = ClaimsFile.model_validate(data)
     except ValidationError as exc:
-        raise BadInput(validation_problems(exc, file)) from None
+        raise BadInput([_named(p, data) for p in validation_problems(exc, file)]) from None
     return [Claim(c.id, c.framework, " ".join(c.text.split()), c.source, c.scenarios,
                   [_check(k, c.framework) for k in c.predicate] if c.predicate is not None else None,
                   c.not_testable, c.note) for c in parsed.claims]

@@ -33,6 +33,7 @@ from loopbench.reports.frames import (
 from loopbench.reports.load import Results
 from loopbench.reports.scorecard import Score, scorecard, scorecard_frame
 from loopbench.reports.severity import reasons as reasons_of
+from loopbench.reports.stability import StabilityCheck, read_check, stability_sentence
 
 Picture = tuple[str, str, bytes]  # (file name, title, PNG bytes)
 KeyItem = tuple[str, str, str | None]  # (counter label, value, the ideal when the cell deviated on it)
@@ -55,6 +56,8 @@ class ReportData:
     scorecard: pd.DataFrame
     scores: dict[tuple[str, str], Score]
     baseline: Baseline | None = None
+    # the stability check stored beside the results (`make stability`), if any
+    stability_check: StabilityCheck | None = None
     # each deviating (⚠) or unsupported (⊘) cell's deviations in words (its representative run's)
     reasons: dict[CellKey, list[str]] = field(default_factory=dict)
 
@@ -111,7 +114,7 @@ def report_data(results: Results, claims_file: Path | None = None, baseline: Res
         mechanisms=mechanisms_frame(recs), capabilities=capabilities_frame(recs),
         accounting=accounting_frame(recs), accounting_diffs=accounting_details(recs),
         conformance=conformance_frame(recs), stability=stability_frame(recs),
-        claims=check_claims(recs, claims), plots=[],
+        claims=check_claims(recs, claims), plots=[], stability_check=read_check(results.dir),
     )
 
 
@@ -120,6 +123,23 @@ def cell_reasons(records: list[RunRecord]) -> dict[CellKey, list[str]]:
     (`severity.reasons` of its representative)."""
     return {c.key: reasons_of(c.rep) for c in cells(records)
             if c.rep.verdict in ("deviates", "unsupported", "error")}
+
+
+def stability_paragraphs(data: ReportData) -> list[str]:
+    """The Stability section's text, for every format: the stored stability check (under load, against which
+    publication), then the repetitions of this run."""
+    out = []
+    if data.stability_check is not None:
+        revisions = {r.environment.get("loopbench_revision") for r in data.records}
+        out.append(stability_sentence(data.stability_check, next(iter(revisions)) if len(revisions) == 1 else None))
+    else:
+        out.append("No stability check under load is stored with these results (`make stability` runs one).")
+    if data.stability.empty:
+        out.append("Every cell of this run ran once (run with `--repeat N` to check stability).")
+    else:
+        n_unstable = int((~data.stability["stable"]).sum())
+        out.append(f"{len(data.stability)} cell(s) of this run ran more than once; {n_unstable} unstable.")
+    return out
 
 
 def abouts(data: ReportData) -> dict[str, str]:

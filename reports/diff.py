@@ -12,6 +12,12 @@ verdict) most repetitions share; ties: the lowest repetition — the same repres
   not a change; prompt sizes (`max_request_growth_bytes`) are compared with a tolerance of ±max(256 B, 5 %),
   because prompts carry text a framework takes from its environment (the Claude CLI's working directory);
 - the native translation of each limit.
+What is set aside is said, not hidden: each cell whose deviations derived from time differ between the sides is
+listed apart (`set_aside`), with both sides' deviations, and never counted as a change.
+A cell whose scenario changed between the sides (its records' `scenario_digest` differ: the scenario file was
+edited) is compared the same way but listed apart (`scenario_changes`), never counted as a behaviour change of
+the framework: a team that edits its scenarios and upgrades an SDK sees the two apart. Records without a digest
+(older than schema v4) count as the same scenario.
 A cell whose majority is unstable on either side is marked so in the table.
 Cells present on one side only are summarized (a framework variant or a scenario missing from one side is one
 line), not counted as behaviour changes. Version changes of the frameworks run on both sides are listed; they
@@ -38,7 +44,7 @@ IGNORED_COUNTERS = TIMING_COUNTERS
 # the prompt, so a run in another directory differs by a few bytes): compared with a tolerance
 BYTES_COUNTERS = SIZE_COUNTERS
 BYTES_ABS_TOL, BYTES_REL_TOL = 256, 0.05
-DIFF_VERSION = 1
+DIFF_VERSION = 2
 SIGNALS = ("exception_type", "subtype", "terminal_reason", "finish_reason", "limit_signal", "ended")
 
 
@@ -77,6 +83,17 @@ def _signals(r: RunRecord) -> dict[str, Any]:
 
 def _limits(r: RunRecord) -> dict[str, Any]:
     return {k: v.native for k, v in r.limits.items()}
+
+
+def timing_deviations(r: RunRecord) -> list[str]:
+    """The names of a run's deviations derived from time (what diff sets aside)."""
+    return sorted({d.name for d in r.deviations if _timing(d.name)})
+
+
+def scenario_changed(a: Cell, b: Cell) -> bool:
+    """The two sides ran different content of the scenario (both digests known and different)."""
+    da, db = a.rep.scenario_digest, b.rep.scenario_digest
+    return da is not None and db is not None and da != db
 
 
 def compare_cells(a: Cell, b: Cell) -> list[tuple[str, Any, Any]]:
@@ -206,10 +223,20 @@ class CellOut(Frozen):
     framework: str
     variant: str
     changed: bool
+    scenario_changed: bool = Field(description="the scenario's content differs between the sides (listed apart)")
     base_outcome: str
     new_outcome: str
     base_verdict: str
     new_verdict: str
+
+
+class SetAsideOut(Frozen):
+    """A cell whose deviations derived from time differ between the sides: set aside, not a change."""
+
+    scenario: str
+    column: str
+    base: list[str] = Field(description="the base's deviations derived from time")
+    new: list[str] = Field(description="the new side's deviations derived from time")
 
 
 class VersionChange(Frozen):
@@ -231,10 +258,16 @@ class DiffOut(Frozen):
     base: Side
     new: Side
     frameworks: list[str] | None = Field(description="the -f selection compared (null: every framework)")
-    changed: bool = Field(description="a cell on both sides behaves differently: diff's exit 1")
+    changed: bool = Field(description="a cell on both sides, of the same scenario, behaves differently: diff's exit 1")
     common_cells: int
     changed_cells: int
     changes: list[ChangeOut]
+    scenario_changed_cells: int = Field(description="cells whose scenario's content differs between the sides")
+    scenario_changes: list[ChangeOut] = Field(
+        description="the differences of the cells whose scenario changed (not behaviour changes of the framework; "
+        "a scenario-changed cell with no difference is listed with what `scenario`)")
+    set_aside: list[SetAsideOut] = Field(
+        description="cells whose deviations derived from time differ between the sides (set aside, not changes)")
     cells: list[CellOut]
     versions: list[VersionChange] = Field(description="package versions of the frameworks run on both sides")
     environment: list[VersionChange]
@@ -260,18 +293,26 @@ def compare_results(base: Path | str, new: Path | str, frameworks: list[str] | N
             present = sorted({r.framework for r in [*rb.records, *rn.records]})
             raise BadInput([InputProblem("--framework", "", f"{sel!r} ran in neither result set; present: "
                                          f"{', '.join(present)}")])
-    changes = cell_changes(cb, cn)
-    rows = []
-    for key, found in changes.items():
+    common = sorted(set(cb) & set(cn))
+    edited = {k for k in common if scenario_changed(cb[k], cn[k])}
+    found_all = cell_changes(cb, cn)
+    changes = {k: v for k, v in found_all.items() if k not in edited}
+    rows: list[ChangeOut] = []
+    edited_rows: list[ChangeOut] = []
+    for key in sorted(set(found_all) | edited):
         a, b = cb[key], cn[key]
         note = "; ".join(filter(None, ["unstable in base" if a.unstable else "",
                                        "unstable in new" if b.unstable else ""]))
-        rows += [ChangeOut(scenario=key[0], column=column_of(key[1], key[2]), framework=key[1], variant=key[2],
-                           what=what, base=x, new=y, note=note) for what, x, y in found]
-    common = sorted(set(cb) & set(cn))
+        found = found_all.get(key) or [("scenario", a.rep.scenario_digest, b.rep.scenario_digest)]
+        (edited_rows if key in edited else rows).extend(
+            ChangeOut(scenario=key[0], column=column_of(key[1], key[2]), framework=key[1], variant=key[2],
+                      what=what, base=x, new=y, note=note) for what, x, y in found)
+    set_aside = [SetAsideOut(scenario=k[0], column=column_of(k[1], k[2]), base=ta, new=tb)
+                 for k in common if (ta := timing_deviations(cb[k].rep)) != (tb := timing_deviations(cn[k].rep))]
     both_cells = [CellOut(scenario=k[0], column=column_of(k[1], k[2]), framework=k[1], variant=k[2],
-                          changed=k in changes, base_outcome=cb[k].rep.outcome, new_outcome=cn[k].rep.outcome,
-                          base_verdict=cb[k].rep.verdict, new_verdict=cn[k].rep.verdict) for k in common]
+                          changed=k in changes, scenario_changed=k in edited, base_outcome=cb[k].rep.outcome,
+                          new_outcome=cn[k].rep.outcome, base_verdict=cb[k].rep.verdict,
+                          new_verdict=cn[k].rep.verdict) for k in common]
     # versions of the frameworks run on both sides: one run only on one side is coverage, not an upgrade
     both = {k[1] for k in cb} & {k[1] for k in cn}
     vb = _versions([r for r in rb.records if r.framework in both])
@@ -284,8 +325,15 @@ def compare_results(base: Path | str, new: Path | str, frameworks: list[str] | N
     return DiffOut(
         base=Side(path=str(rb.path), runs=len(rb.records), cells=len(cb)),
         new=Side(path=str(rn.path), runs=len(rn.records), cells=len(cn)), frameworks=frameworks or None,
-        changed=bool(rows), common_cells=len(common), changed_cells=len(changes), changes=rows, cells=both_cells,
+        changed=bool(rows), common_cells=len(common), changed_cells=len(changes), changes=rows,
+        scenario_changed_cells=len(edited), scenario_changes=edited_rows, set_aside=set_aside, cells=both_cells,
         versions=versions, environment=env, one_sided=one_sided_lines(set(cb), set(cn)))
+
+
+def _change_table(changes: list[ChangeOut]) -> list[str]:
+    out = ["| scenario | framework:variant | what | base | new | note |", "|---|---|---|---|---|---|"]
+    return out + [f"| {c.scenario} | {c.column} | {c.what} | {_cell(c.base)} | {_cell(c.new)} | {c.note} |"
+                  for c in changes]
 
 
 def _joined(values: list[str]) -> str:
@@ -301,14 +349,24 @@ def diff_markdown(d: DiffOut) -> str:
             f"{d.changed_cells} of {d.common_cells} common cell(s) changed."]
     out += ["", f"Each cell compares its majority run (ties: lowest repetition). {', '.join(TIMING_COUNTERS)} "
             "depend on the machine's load and are not compared; prompt sizes are compared within "
-            f"±max({BYTES_ABS_TOL} B, {BYTES_REL_TOL:.0%}); deviations derived from time are set aside.", ""]
+            f"±max({BYTES_ABS_TOL} B, {BYTES_REL_TOL:.0%}); deviations derived from time are set aside "
+            f"({len(d.set_aside)} cell(s) differ only there: listed below).", ""]
     out += ["## Behaviour changes", ""]
-    if d.changes:
-        out += ["| scenario | framework:variant | what | base | new | note |", "|---|---|---|---|---|---|"]
-        out += [f"| {c.scenario} | {c.column} | {c.what} | {_cell(c.base)} | {_cell(c.new)} | {c.note} |"
-                for c in d.changes]
+    out += _change_table(d.changes) if d.changes else ["None."]
+    if d.scenario_changes:
+        out += ["", "## Cells whose scenario changed", "",
+                f"{d.scenario_changed_cells} cell(s) ran a different content of their scenario on each side (the "
+                "scenario file was edited): their differences are the edit's as much as the framework's, and are "
+                "not counted as behaviour changes.", ""]
+        out += _change_table(d.scenario_changes)
+    out += ["", "## Set aside: deviations derived from time", ""]
+    if d.set_aside:
+        out += [f"{len(d.set_aside)} cell(s) whose deviations derived from time differ (not counted as changes: "
+                "how long a run takes depends on the machine's load):", "",
+                "| scenario | framework:variant | base | new |", "|---|---|---|---|"]
+        out += [f"| {a.scenario} | {a.column} | {_joined(a.base)} | {_joined(a.new)} |" for a in d.set_aside]
     else:
-        out.append("None.")
+        out.append("None: both sides have the same deviations derived from time in every common cell.")
     out += ["", "## Package versions", ""]
     if d.versions:
         out += ["Version changes (reported, not a failure by themselves):", "",

@@ -15,7 +15,7 @@ import pandas as pd
 from loopbench.harness.record import RunRecord
 from loopbench.reports.baseline import Baseline
 from loopbench.reports.cells import cells, column_of, columns
-from loopbench.reports.data import ReportData, abouts, compact_items
+from loopbench.reports.data import ReportData, abouts, compact_items, stability_paragraphs
 from loopbench.reports.formatting import VERDICT_MARK, outcome_ideal
 from loopbench.reports.frames import environment_rows, run_line
 from loopbench.reports.markdown_report import md_cell
@@ -319,11 +319,14 @@ def render_html(data: ReportData) -> str:
     units = data.units.copy()
     if not units.empty:
         units["run_id"] = [_run_link(x, "details") for x in units["run_id"]]
-    stab = data.stability.drop(columns=["run_ids"]) if not data.stability.empty else data.stability
-    if data.stability.empty:
-        stab_html = "<p>Every cell ran once (run with <code>--repeat N</code> to check stability).</p>"
-    else:
-        stab_html = html_table(stab, cell_class={"stable": lambda v: "" if v else "diff"})
+    stab_html = "".join(f"<p>{esc(p)}</p>" for p in stability_paragraphs(data))
+    if data.stability_check is not None and data.stability_check.changed:
+        stab_html += "<ul>" + "".join(
+            f"<li>{esc(c.scenario)} × {esc(c.column)} r{c.repetition}: {esc('; '.join(c.changes))}</li>"
+            for c in data.stability_check.changed) + "</ul>"
+    if not data.stability.empty:
+        stab_html += html_table(data.stability.drop(columns=["run_ids"]),
+                                cell_class={"stable": lambda v: "" if v else "diff"})
     runs = _runs_html(data)  # the longest part, before the pictures: they may still be drawing elsewhere
     pics = "".join(
         f'<figure><figcaption><b>{esc(title)}</b></figcaption><img alt="{esc(title)}" '

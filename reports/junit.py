@@ -65,11 +65,11 @@ def run_junit(records: list[RunRecord], fail_on: Iterable[FailOn]) -> JUnitXml:
 
 
 def diff_junit(diff: DiffOut) -> JUnitXml:
-    """A testcase per cell on both sides (failed when changed), a skipped one per line of cells on one side
-    only."""
+    """A testcase per cell on both sides (failed when changed; skipped when its scenario changed, with what
+    differs), a skipped one per line of cells on one side only."""
     suite = TestSuite("loopbench diff")
     by_cell: dict[tuple[str, str], list[str]] = {}
-    for ch in diff.changes:
+    for ch in [*diff.changes, *diff.scenario_changes]:
         by_cell.setdefault((ch.scenario, ch.column), []).append(f"{ch.what}: {ch.base} → {ch.new}")
     for cell in diff.cells:
         case = _case(cell.scenario, cell.column, None)
@@ -77,6 +77,9 @@ def diff_junit(diff: DiffOut) -> JUnitXml:
                     base_verdict=cell.base_verdict, new_verdict=cell.new_verdict)
         if cell.changed:
             case.result = [Failure("; ".join(by_cell.get((cell.scenario, cell.column), [])), type_="change")]
+        elif cell.scenario_changed:
+            what = "; ".join(by_cell.get((cell.scenario, cell.column), []))
+            case.result = [Skipped(f"the scenario changed, not compared as the framework's behaviour: {what}")]
         suite.add_testcase(case)
     for line in diff.one_sided:
         case = TestCase(name=line, classname="one side only")

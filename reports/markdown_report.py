@@ -11,7 +11,7 @@ import pandas as pd
 from loopbench.reports.baseline import Baseline, CellKey
 from loopbench.reports.cells import cells, column_of, columns
 from loopbench.reports.claims import claims_frame
-from loopbench.reports.data import ReportData, abouts, compact_items
+from loopbench.reports.data import ReportData, abouts, compact_items, stability_paragraphs
 from loopbench.reports.formatting import VERDICT_MARK, outcome_ideal
 from loopbench.reports.frames import environment_rows, run_line
 from loopbench.reports.notes import (
@@ -182,11 +182,12 @@ def render_markdown(data: ReportData) -> str:
             "matching runs). Evidence: run ids.", ""]
     out.append(md_table(_claims_df(data)))
     out += ["## Stability", ""]
-    if data.stability.empty:
-        out.append("Every cell ran once (run with `--repeat N` to check stability).\n")
-    else:
-        n_unstable = int((~data.stability["stable"]).sum())
-        out.append(f"{len(data.stability)} cell(s) ran more than once; {n_unstable} unstable.\n")
+    out += [f"{p}\n" for p in stability_paragraphs(data)]
+    if data.stability_check is not None and data.stability_check.changed:
+        out.append(md_table(pd.DataFrame([(c.scenario, c.column, c.repetition, "; ".join(c.changes))
+                                          for c in data.stability_check.changed],
+                                         columns=["scenario", "framework:variant", "repetition", "changed"])))
+    if not data.stability.empty:
         out.append(md_table(data.stability.drop(columns=["run_ids"])))
     if data.plots:
         out += ["## Pictures", ""]

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import secrets
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,43 @@ def make_scenario() -> Callable[..., Scenario]:
         return sc
 
     return make
+
+
+@dataclass
+class MiniHarness:
+    """A model server with a ledger of its own, for tests that drive an adapter (or its driver) directly."""
+
+    server: Any
+    ledger: Any
+    token: str
+    base_url: str
+
+    def context(self, scenario: Scenario, tmp_path: Path) -> Any:
+        """A segment's RunContext for `scenario`, registered with this server and ledger, its dirs made."""
+        from loopbench.harness.adapter import RunContext
+
+        run_id = f"{scenario.id[:20]}-{secrets.token_hex(3)}"
+        api_key = f"lb-{secrets.token_hex(8)}"
+        self.server.register_run(run_id, api_key, scenario)
+        self.ledger.register_run(run_id, scenario)
+        base = tmp_path / run_id
+        for d in ("work", "snapshot", "task"):
+            (base / d).mkdir(parents=True)
+        return RunContext(run_id=run_id, api_key=api_key, base_url=self.base_url, ledger_token=self.token,
+                          work_dir=base / "work", snapshot_dir=base / "snapshot", task_dir=base / "task")
+
+
+@pytest.fixture(scope="module")
+def harness() -> Iterator[MiniHarness]:
+    from loopbench.harness.ledger.http import ledger_routes
+    from loopbench.harness.ledger.store import Ledger
+    from loopbench.harness.model_server import ModelServer, running
+
+    ledger = Ledger()
+    token = secrets.token_hex(8)
+    server = ModelServer(extra_routes=ledger_routes(ledger, token))
+    with running(server) as base_url:
+        yield MiniHarness(server, ledger, token, base_url)
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,7 @@ class _Double(Adapter):
     distribution = "httpx"
     about = "test double"
     capabilities = CAPS
+    warm_up_run = False  # no SDK to warm; a double that hangs or crashes does so in the run it is tested in
 
     async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
                      ) -> SegmentResult:

@@ -24,6 +24,7 @@ from packaging.utils import canonicalize_name
 from loopbench.bench import plain_script_path, plain_scripts
 from loopbench.harness.adapter import BUILTIN, REGISTRY, Adapter, adapter_class
 from loopbench.harness.judge.counters import reported_totals
+from loopbench.harness.models import Provider, model_for, provider_of
 from loopbench.harness.record import SUMMED_COUNTERS, Capabilities, Intent, NeutralLimit, RunRecord
 from loopbench.harness.scenario import load_scenarios
 from loopbench.matrix import frameworks as matrix_frameworks
@@ -77,6 +78,18 @@ def test_each_variant_declares_capabilities_about_and_the_framework_facts(framew
     assert cls.about not in siblings
     # a variant is an idiom of the same framework: the framework's facts are the default class's
     assert {f: getattr(cls, f) for f in FACTS} == {f: getattr(default, f) for f in FACTS}
+
+
+@pytest.mark.parametrize(("framework", "variant"), VARIANTS, ids=VARIANT_IDS)
+def test_each_variant_names_its_model_class_and_the_provider_whose_model_it_sends(framework, variant):
+    """docs/decisions.md "Each framework's own model class": the class is the framework's own (its import path or
+    the name its docs give it), and the model id comes from the one table (harness/models.py), never the adapter."""
+    cls = adapter_class(framework, variant)
+    assert isinstance(cls.model_class, str) and cls.model_class.strip()
+    assert cls.model_provider in get_args(Provider)
+    for scenario in load_scenarios():
+        assert cls.model_id(scenario) == model_for(scenario.model.id, cls.model_provider)
+        assert provider_of(cls.model_id(scenario)) == cls.model_provider
 
 
 @pytest.mark.parametrize(("framework", "variant"), VARIANTS, ids=VARIANT_IDS)
@@ -202,14 +215,46 @@ REPORTED_VS_OBSERVED = (("model_requests_reported", "model_requests_observed"),
 
 
 @pytest.mark.parametrize(("framework", "variant"), VARIANTS, ids=VARIANT_IDS)
+def test_records_name_the_model_class_and_send_the_model_the_table_gives(columns, framework, variant):
+    cls = adapter_class(framework, variant)
+    scenarios = {s.id: s for s in load_scenarios()}
+    for sid, r in columns.get(f"{framework}:{variant}", {}).items():
+        expected = cls.model_id(scenarios[sid])
+        assert (r.native.settings.get("model_class"), r.native.settings.get("model")) == (cls.model_class, expected)
+        sent = {q.model for q in r.requests if q.model is not None}
+        assert sent <= {expected}, (sid, sent, "a request named another model than the table's")
+
+
+def _answered(r: RunRecord) -> int:
+    """Model responses the server completed (a failed request, or one the client cut — before the response or
+    mid-stream — is not one)."""
+    return sum(1 for q in r.requests if q.status == 200 and q.error is None)
+
+
+@pytest.mark.parametrize(("framework", "variant"), VARIANTS, ids=VARIANT_IDS)
+def test_reported_model_requests_follow_the_one_rule(columns, framework, variant):
+    """One per model response the framework reports (some also report their failed attempts, as the Claude CLI's
+    api_retry messages do), null only where it reports none: a count is never below the responses the server
+    completed nor above the requests it received."""
+    for sid, r in columns.get(f"{framework}:{variant}", {}).items():
+        reported = r.counters.model_requests_reported
+        if reported is not None:
+            assert _answered(r) <= reported <= len(r.requests), (sid, reported, _answered(r), len(r.requests))
+
+
+@pytest.mark.parametrize(("framework", "variant"), VARIANTS, ids=VARIANT_IDS)
 def test_no_signal_is_made_up(columns, framework, variant):
     for sid, r in columns.get(f"{framework}:{variant}", {}).items():
         totals = reported_totals(r.segments)
         for name in SUMMED_COUNTERS:  # a total is null when any segment did not report it, never a partial sum
             assert getattr(r.counters, name) == totals[name], (sid, name)
-        for reported, observed in REPORTED_VS_OBSERVED:
-            assert not (getattr(r.counters, reported) == 0 and (getattr(r.counters, observed) or 0) > 0), \
-                (sid, reported, "0 reported where the server saw some: unknown is null")
+        # a 0 where the server completed responses (and served usage for them) was not counted: unknown is null.
+        # A request cut in flight has no response: a framework that reports 0 after a deadline cut the only
+        # request counted right (docs/decisions.md "Reported model requests")
+        if _answered(r) > 0:
+            for reported, observed in REPORTED_VS_OBSERVED:
+                assert not (getattr(r.counters, reported) == 0 and (getattr(r.counters, observed) or 0) > 0), \
+                    (sid, reported, "0 reported where the server answered: unknown is null")
         for seg in r.segments:
             sig = seg.outcome_signals
             if sig.ended == "hung":  # it answered nothing: nothing reported

@@ -1,18 +1,22 @@
 """The Google ADK adapter through the real runner: the whole suite, every variant.
 
 What this framework does natively (signals, limits, confirmations, resumes); the facts every framework shares are
-in test_ground_truth.py. probes/google_adk/fair.py reproduces the findings against the raw SDK.
+in test_ground_truth.py. probes/google_adk/fair.py (Gemini) and probes/google_adk/anthropic_llm.py (AnthropicLlm)
+reproduce the findings against the raw SDK.
 """
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import pytest
 
 from loopbench.harness.record import RunRecord
 from tests.suite_helpers import run_framework
 
-VARIANTS = ("default", "error-dict", "in-memory")
-PERSISTENT = ("default", "error-dict")
+VARIANTS = ("default", "error-dict", "in-memory", "anthropic")
+GEMINI = ("default", "error-dict", "in-memory")  # ADK's quick start: its Gemini class, the table's Gemini model
+PERSISTENT = ("default", "error-dict", "anthropic")  # SqliteSessionService in the task dir
 
 
 @pytest.fixture(scope="module")
@@ -20,13 +24,35 @@ def records(suite_run) -> dict[tuple[str, str], RunRecord]:
     return run_framework("google-adk")
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_every_request_goes_through_adks_gemini_client(records, variant):
+@pytest.mark.parametrize("variant", GEMINI)
+def test_the_quick_start_sends_the_tables_gemini_model_through_adks_gemini_class(records, variant):
     r = records[("support_draft_completes", variant)]
     assert r.outcome == "completed" and r.counters.model_requests_observed == 3
     assert {q.protocol for q in r.requests} == {"gemini_generate"}
+    assert {q.model for q in r.requests} == {"gemini-2.5-flash"}  # not the scenario's Claude id
+    assert r.native.settings["model_class"] == "google.adk.models.Gemini"
+    assert r.native.settings["model"] == "gemini-2.5-flash"
     assert r.counters.model_requests_reported == 3 and r.counters.runtime_steps == 3
     assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
+
+
+def test_the_anthropic_variant_sends_the_scenarios_claude_through_anthropicllm(records):
+    r = records[("support_draft_completes", "anthropic")]
+    assert r.outcome == "completed" and r.counters.model_requests_observed == 3
+    assert {q.protocol for q in r.requests} == {"anthropic_messages"}
+    assert {q.model for q in r.requests} == {"claude-sonnet-4-5"}
+    assert r.native.settings["model_class"] == "google.adk.models.anthropic_llm.AnthropicLlm"
+    assert r.native.settings["max_retries"] == 2  # the anthropic client's default, read from the client ADK calls
+    assert r.counters.model_requests_reported == 3 and r.counters.runtime_steps == 3
+    assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
+    assert r.counters.output_tokens_reported == r.counters.output_tokens_observed
+
+
+@pytest.mark.parametrize("scenario", ("support_draft_completes", "approval_pause"))
+def test_the_session_store_is_the_variants_whatever_the_scenario(records, scenario):
+    for variant in PERSISTENT:
+        assert "SqliteSessionService" in records[(scenario, variant)].native.settings["session_service"], variant
+    assert "InMemorySessionService" in records[(scenario, "in-memory")].native.settings["session_service"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -88,6 +114,12 @@ def test_the_in_memory_pause_does_not_survive_a_new_process(records):
     r = records[("approval_approved_resume", "in-memory")]
     assert r.segments[1].outcome_signals.exception_type == "SessionNotFoundError"
     assert r.outcome == "failed" and r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
+    # the resume raised before any event: ADK reported nothing, so nothing is counted (not a made-up 0) ...
+    resumed = r.segments[1].counters
+    assert resumed.model_requests_reported is None and resumed.tool_calls_requested is None
+    assert resumed.input_tokens_reported is None and resumed.output_tokens_reported is None
+    # ... and a total over a segment that reported nothing is unknown too
+    assert r.segments[0].counters.model_requests_reported == 3 and r.counters.model_requests_reported is None
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -107,7 +139,7 @@ def test_deny_continue_tells_the_model_and_goes_on(records, variant):
     assert "before_tool_callback" in r.native.mechanisms["deny_continue"]
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", GEMINI)
 def test_no_retry_by_default(records, variant):
     """retry_options unset: neither ADK nor google-genai retries; the first error ends the run."""
     for scenario in ("model_transient_error", "model_outage", "model_fatal_error"):
@@ -117,8 +149,25 @@ def test_no_retry_by_default(records, variant):
         assert r.counters.model_requests_reported is None, scenario  # the failed call left no event
 
 
-def test_a_tool_exception_ends_the_run_and_an_error_dict_goes_on(records):
-    raised = records[("tool_transient_error", "default")]
+def test_the_anthropic_clients_default_retries_hide_behind_adk(records):
+    """AnthropicLlm passes the user's client through: its max_retries=2 retries a 429 (after its retry-after) and
+    a 500 inside one request, so ADK reports one event per response; an outage gets 1 + 2 requests."""
+    r = records[("model_transient_error", "anthropic")]
+    assert r.outcome == "completed" and [q.status for q in r.requests] == [429, 500, 200, 200, 200]
+    assert r.counters.model_requests_reported == 3 and r.counters.model_retries_observed == 2
+    outage = records[("model_outage", "anthropic")]
+    assert outage.outcome == "failed" and outage.native.signals.failure == "model"
+    assert outage.native.signals.exception_type == "InternalServerError"
+    assert outage.counters.model_requests_observed == 3 and outage.counters.model_requests_reported is None
+    assert outage.capabilities.retry_window_s == 2.0
+    # the client obeys the provider's `x-should-retry: false`
+    fatal = records[("model_fatal_error", "anthropic")]
+    assert fatal.outcome == "failed" and fatal.counters.model_requests_observed == 1
+
+
+@pytest.mark.parametrize("variant", ("default", "anthropic"))
+def test_a_tool_exception_ends_the_run_and_an_error_dict_goes_on(records, variant):
+    raised = records[("tool_transient_error", variant)]
     assert raised.outcome == "failed" and raised.native.signals.failure == "tool"
     assert raised.native.signals.exception_type == "ToolFailed"
     handled = records[("tool_transient_error", "error-dict")]
@@ -129,3 +178,22 @@ def test_budgets_and_deadlines_are_unsupported_not_dropped(records):
     assert records[("token_budget", "default")].unsupported == ["max_total_tokens"]
     assert records[("cost_budget", "default")].unsupported == ["max_cost_usd"]
     assert records[("deadline_slow_model", "default")].unsupported == ["deadline_s"]
+
+
+def _event(usage: object) -> SimpleNamespace:
+    return SimpleNamespace(partial=False, author="assistant", usage_metadata=usage, finish_reason="STOP",
+                           get_function_calls=lambda: [])
+
+
+def test_a_response_whose_usage_lacks_a_count_leaves_that_total_unknown():
+    from loopbench.adapters.google_adk import GoogleADKAdapter
+
+    full = SimpleNamespace(prompt_token_count=1000, candidates_token_count=100)
+    no_output = SimpleNamespace(prompt_token_count=1000, candidates_token_count=None)
+    counters = GoogleADKAdapter._counters([_event(full), _event(no_output)], {}, known=True)
+    assert counters.model_requests_reported == 2
+    assert counters.input_tokens_reported == 2000 and counters.output_tokens_reported is None
+    counters = GoogleADKAdapter._counters([_event(full), _event(None)], {}, known=True)
+    assert counters.input_tokens_reported is None and counters.output_tokens_reported is None
+    unknown = GoogleADKAdapter._counters([_event(full)], {}, known=False)
+    assert unknown.model_requests_reported is None and unknown.input_tokens_reported is None

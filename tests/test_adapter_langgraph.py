@@ -1,22 +1,76 @@
-"""The LangGraph adapter through the real runner: the whole suite, all three variants.
+"""The LangGraph adapter through the real runner: the whole suite, all four variants.
 
 What this framework does natively: the signal mapping, and counters that must be measured (not null) and
-consistent with the ledger; the facts every framework shares are in test_ground_truth.py.
+consistent with the ledger; the facts every framework shares are in test_ground_truth.py. Every idiom but
+`openai-compatible` drives ChatAnthropic over Anthropic Messages; `openai-compatible` drives ChatOpenAI over
+Chat Completions with the same Claude model.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from loopbench.adapters.langgraph_agent import LangGraphAdapter
 from loopbench.harness.record import RunRecord
+from loopbench.harness.scenario import load_scenarios
 from tests.suite_helpers import run_framework
 
-VARIANTS = ("default", "stategraph", "model-call-limit")
+VARIANTS = ("default", "stategraph", "model-call-limit", "openai-compatible")
+CREATE_AGENT = ("default", "model-call-limit", "openai-compatible")  # the variants that build create_agent
+RECURSION_LIMIT = ("default", "stategraph", "openai-compatible")  # the variants that limit calls so
+# each variant's model class and the wire protocol the server saw it speak
+ROUTE = {"default": ("langchain_anthropic.ChatAnthropic", "anthropic_messages"),
+         "stategraph": ("langchain_anthropic.ChatAnthropic", "anthropic_messages"),
+         "model-call-limit": ("langchain_anthropic.ChatAnthropic", "anthropic_messages"),
+         "openai-compatible": ("langchain_openai.ChatOpenAI", "openai_chat")}
 
 
 @pytest.fixture(scope="module")
 def records(suite_run) -> dict[tuple[str, str], RunRecord]:
     return run_framework("langgraph")
+
+
+def test_the_variants_and_the_model_class_each_drives():
+    """LangChain's registry picks ChatAnthropic for the scenario's Claude; `openai-compatible` sends the same
+    Claude model through ChatOpenAI. Each idiom's tool-call ids carry its protocol's prefix."""
+    idioms = LangGraphAdapter.idioms()
+    assert tuple(idioms) == VARIANTS
+    scenario = next(s for s in load_scenarios() if s.id == "support_draft_completes")
+    for variant, cls in idioms.items():
+        assert (cls.model_class, cls.model_provider) == (ROUTE[variant][0], "anthropic")
+        assert cls.model_id(scenario) == scenario.model.id == "claude-sonnet-4-5"
+        assert cls.call_id_prefix == ("call_" if variant == "openai-compatible" else "toolu_")
+
+
+def test_model_requests_reported_counts_the_model_classes_responses_only():
+    """One per response the chat model class produced: an AIMessage a middleware wrote (the deny hook's, the call
+    limit's) is not one; a response with no content is one; tokens are None, never 0, when one lacks usage."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    usage = {"input_tokens": 1000, "output_tokens": 100, "total_tokens": 1100}
+    claude = AIMessage(content=[], id="a1", usage_metadata=usage,
+                       response_metadata={"model_provider": "anthropic", "stop_reason": "end_turn"})
+    no_usage = AIMessage(content="hi", id="a2", response_metadata={"model_provider": "openai",
+                                                                    "finish_reason": "stop"})
+    written = AIMessage(content="Stopped: delete_account is denied by policy.", id="a3")
+    old = AIMessage(content="earlier", id="a0", usage_metadata=usage, response_metadata={"stop_reason": "end_turn"})
+    values = {"messages": [HumanMessage("x", id="h"), old, claude, written]}
+    counters = LangGraphAdapter._counters(values, {"h", "a0"}, {1, 2})
+    assert (counters.model_requests_reported, counters.input_tokens_reported, counters.output_tokens_reported) == (
+        1, 1000, 100)
+    counters = LangGraphAdapter._counters({"messages": [claude, no_usage, written]}, set(), {1})
+    assert counters.model_requests_reported == 2
+    assert counters.input_tokens_reported is None and counters.output_tokens_reported is None
+    nothing = LangGraphAdapter._counters({"messages": [old]}, {"a0"}, set())  # a resume that ran no step
+    assert (nothing.model_requests_reported, nothing.input_tokens_reported) == (0, 0)
+
+
+def test_neutral_tool_choices_become_what_each_model_class_takes():
+    anthropic, openai = LangGraphAdapter, LangGraphAdapter.idioms()["openai-compatible"]
+    assert [anthropic._native_tool_choice(c) for c in ("required", "none", "auto", "lookup_policy")] == [
+        "any", {"type": "none"}, "auto", "lookup_policy"]
+    assert [openai._native_tool_choice(c) for c in ("required", "none", "auto", "lookup_policy")] == [
+        "required", "none", "auto", "lookup_policy"]
 
 
 def _ledger_count(r: RunRecord, kind: str, tool: str) -> int:
@@ -28,6 +82,21 @@ def test_support_draft_counts_supersteps_and_reports_tokens(records, variant):
     r = records[("support_draft_completes", variant)]
     assert r.counters.runtime_step_unit == "superstep" and r.counters.runtime_steps
     assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
+    assert r.counters.output_tokens_reported == r.counters.output_tokens_observed
+    assert r.counters.model_requests_reported == r.counters.model_requests_observed == 3
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_each_idiom_drives_its_model_class_over_its_protocol(records, variant):
+    """The model class LangChain's registry picks for Claude (ChatAnthropic, Anthropic Messages), or ChatOpenAI
+    against an OpenAI-compatible endpoint; the scenario's Claude model either way, with the class's defaults."""
+    model_class, protocol = ROUTE[variant]
+    for scenario in ("support_draft_completes", "approval_approved_resume"):
+        r = records[(scenario, variant)]
+        assert r.native.settings["model_class"] == model_class and r.native.settings["model"] == "claude-sonnet-4-5"
+        assert {(q.protocol, q.model) for q in r.requests} == {(protocol, "claude-sonnet-4-5")}
+        client = r.native.settings["model_client"]
+        assert (client["max_retries"], client["timeout"], client["streaming"]) == (2, None, False)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -35,7 +104,7 @@ def test_approval_pause_keeps_the_scripted_call_id(records, variant):
     """The pause and its one pending send_reply are test_ground_truth's; its id is the interrupt's mapping."""
     r = records[("approval_pause", variant)]
     pending = r.segments[-1].pending[0]
-    assert pending.call_id is not None and not pending.call_id.startswith("call_")
+    assert pending.call_id is not None and not pending.call_id.startswith(("call_", "toolu_"))
     served = {c for req in r.requests for c in req.calls_served}
     assert pending.call_id in served  # the scripted id the server sent
 
@@ -48,7 +117,7 @@ def test_approved_resume_is_a_resume_from_the_checkpoint(records, variant):
     assert r.counters.resumes == 1
 
 
-@pytest.mark.parametrize("variant", ("default", "stategraph"))
+@pytest.mark.parametrize("variant", RECURSION_LIMIT)
 def test_recursion_limit_raises_and_supersteps_sit_next_to_model_calls(records, variant):
     r = records[("runaway_step_limit", variant)]
     assert r.outcome == "limit_steps"
@@ -91,7 +160,7 @@ def test_interrupt_sibling_replay_counts_are_measured_through_the_ledger(records
     assert authorize_ids == {"send_1"}
 
 
-@pytest.mark.parametrize("variant", ("default", "model-call-limit"))
+@pytest.mark.parametrize("variant", CREATE_AGENT)
 def test_hitl_predicate_reruns_are_callback_invocations_not_requests(records, variant):
     """langchain re-runs the `when` predicate when the resume re-runs the after_model node (2 authorize
     events), but the human is asked once: one approval request (probes/langgraph/hitl_predicate_rerun.py)."""
@@ -151,11 +220,18 @@ def test_model_errors_are_model_failures_and_retries_are_visible(records, varian
     assert r.counters.model_requests_observed >= 1
     assert r.counters.model_requests_reported is None and r.segments[0].counters.model_requests_reported is None
     assert r.counters.input_tokens_reported is None
+    # the provider said not to retry (x-should-retry: false): both model classes' clients honour it
+    assert r.counters.model_requests_observed == 1
     if ("model_outage", variant) in records:  # tagged slow: present in a full run
-        assert records[("model_outage", variant)].counters.model_requests_reported is None
+        outage = records[("model_outage", variant)]
+        assert outage.counters.model_requests_reported is None
+        assert outage.counters.model_requests_observed == 3  # the client's default max_retries=2
+    # 429, 500, then three answers: the client's two retries are inside one model call and leave no message, so
+    # the framework reports its three responses of the five requests (probes/langgraph/anthropic_counts.py)
     t = records[("model_transient_error", variant)]
     assert t.counters.model_requests_observed == 5 and t.counters.model_retries_observed == 2
-    assert t.counters.model_requests_reported is not None
+    assert t.counters.model_requests_reported == 3
+    assert t.counters.input_tokens_reported == t.counters.input_tokens_observed
 
 
 def test_budgets_and_deadlines_are_unsupported_not_dropped(records):

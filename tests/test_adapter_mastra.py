@@ -1,34 +1,166 @@
-"""The Mastra adapter: the whole suite through the real runner (both variants).
+"""The Mastra adapter: the whole suite through the real runner (every variant).
 
-Integration assertions are what Mastra does natively: the signal mapping, the pause kept in the task's LibSQL
-store and resumed by run id in another Node driver, what its units allowed (recorded and consistent with the
-ledger and the server). The facts every framework shares are in test_ground_truth.py; the Node driver's
-process plumbing is the Vercel adapter's `NodeDriver`, tested in test_adapter_vercel.py.
+Integration assertions are what Mastra does natively: the model router's route for each variant (the scenario's
+Claude over Anthropic Messages by default, over Chat Completions in `openai-compatible`), the signal mapping, the
+pause kept in the task's LibSQL store and resumed by run id in another Node driver, what its units allowed
+(recorded and consistent with the ledger and the server). The facts every framework shares are in
+test_ground_truth.py; the Node driver's process plumbing is the Vercel adapter's `NodeDriver`, tested in
+test_adapter_vercel.py. The driver's `prepare` (the task's Mastra instance and LibSQL store built and initialised
+before the segment's clock) is tested here without the suite too, against a server and ledger of the module's own.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from loopbench.adapters.mastra_agent import MastraAdapter
+from loopbench.adapters import mastra_agent
+from loopbench.adapters.mastra_agent import HOME, PROTOCOL_VERSION, MastraAdapter, Prepared
+from loopbench.adapters.vercel_ai import NodeDriver
+from loopbench.harness.adapter import RunContext, adapter_class
 from loopbench.harness.record import RunRecord
+from loopbench.harness.scenario import Scenario, load_scenarios
+from tests.conftest import MiniHarness
 from tests.suite_helpers import run_framework
 
-VARIANTS = ("default", "stream")
+VARIANTS = ("default", "stream", "openai-compatible")
+# the wire protocol each variant's model route speaks (the server's request log says which one arrived)
+PROTOCOL = {"default": "anthropic_messages", "stream": "anthropic_messages", "openai-compatible": "openai_chat"}
 
 pytestmark = pytest.mark.skipif(MastraAdapter.unavailable_reason() is not None,
                                 reason=str(MastraAdapter.unavailable_reason()))
 
 
-def _reported_tokens(r: RunRecord, variant: str) -> int | None:
-    """generate() sends plain requests and reports their usage; stream() through the router's OpenAI-compatible
-    `url` sends no `stream_options.include_usage`, so no usage comes back and the tokens stay unknown."""
-    return r.counters.input_tokens_observed if variant == "default" else None
-
-
 @pytest.fixture(scope="module")
 def records(suite_run) -> dict[tuple[str, str], RunRecord]:
     return run_framework("mastra")
+
+
+# ---- the driver's prepare, without the suite: a server and a ledger of this module's own, a driver of each test's
+@pytest.fixture
+def fresh_driver(monkeypatch: pytest.MonkeyPatch) -> Iterator[NodeDriver]:
+    """A driver of its own (not the module's), installed as the one the adapter uses."""
+    home = HOME.ensure_installed()
+    d = NodeDriver([str(home / "node_modules" / ".bin" / "node"), str(home / "driver.mjs")], home,
+                   label="mastra driver", protocol=PROTOCOL_VERSION)
+    monkeypatch.setattr(mastra_agent, "_driver", d)
+    yield d
+    d.close()
+
+
+@pytest.fixture(scope="module")
+def scenarios() -> dict[str, Scenario]:
+    return {s.id: s for s in load_scenarios()}
+
+
+def new_ctx(h: MiniHarness, scenario: Scenario, tmp_path: Path) -> RunContext:
+    return h.context(scenario, tmp_path)
+
+
+def started_event(ctx: RunContext) -> dict[str, Any]:
+    lines = (ctx.work_dir / "driver-events.jsonl").read_text().splitlines()
+    return next(e for e in map(json.loads, lines) if e["event"] == "started")
+
+
+def test_prepare_builds_the_store_before_the_segment_which_uses_and_releases_it(fresh_driver, harness, scenarios,
+                                                                                tmp_path):
+    """The store's opening and init are the prepare's (before the worker's clock): the run answer carries no set-up
+    time, and the instance goes with its segment."""
+    sc = scenarios["support_draft_completes"]
+    ctx = new_ctx(harness, sc, tmp_path)
+    adapter = MastraAdapter()
+    asyncio.run(adapter.prepare(sc, ctx))
+    assert (ctx.task_dir / "mastra.db").exists()  # opened and initialised before the segment
+    assert adapter._prepared is not None and adapter._prepared.driver_pid == fresh_driver.pid
+    key = adapter._prepared.key
+    result = asyncio.run(adapter.segment(sc, ctx))
+    assert result.signals.ended == "returned" and len(harness.server.requests(ctx.run_id)) == 3
+    assert "setup_s" not in result.signals.extra and not result.notes
+    assert result.settings["storage"].endswith("initialised by the prepare request, before the segment")
+    started = started_event(ctx)
+    assert started["prepared"] == key and "setup_ms" not in started
+    # released with its segment: a request naming it again is refused
+    again = fresh_driver.request({**adapter._payload(sc, ctx, "run"), "prepared": key})
+    assert again["type"] == "error" and "no prepared instance" in again["error"]
+
+
+def test_a_run_not_prepared_builds_its_instance_inside_and_says_so(fresh_driver, harness, scenarios, tmp_path):
+    sc = scenarios["support_draft_completes"]
+    unprepared = new_ctx(harness, sc, tmp_path)
+    result = asyncio.run(MastraAdapter().run(sc, unprepared))
+    assert result.signals.ended == "returned"
+    assert result.signals.extra["setup_s"] > 0 and "inside the run request" in result.settings["storage"]
+    # prepared in a driver that is gone (pid -1 is no driver): built inside the request, with a note
+    lost = new_ctx(harness, sc, tmp_path)
+    adapter = MastraAdapter()
+    adapter._prepared = Prepared(key="p0", driver_pid=-1, store_existed=False)
+    result = asyncio.run(adapter.run(sc, lost))
+    assert result.signals.ended == "returned" and result.signals.extra["setup_s"] > 0
+    assert any("is gone with that driver" in n for n in result.notes)
+
+
+def test_prepare_requests_are_validated_matched_and_kept_only_a_few(fresh_driver, harness, scenarios, tmp_path):
+    hello = fresh_driver.ensure()
+    assert hello["protocol"] == PROTOCOL_VERSION == 2
+    keep = hello["prepared_keep"]
+    assert isinstance(keep, int) and keep >= 1
+    incomplete = fresh_driver.request({"op": "prepare", "variant": "default"})
+    assert incomplete["type"] == "error" and "missing field" in incomplete["error"]
+    sc = scenarios["support_draft_completes"]
+    adapter = MastraAdapter()
+    ctxs = [new_ctx(harness, sc, tmp_path) for _ in range(keep + 1)]
+    answers = [fresh_driver.request({"op": "prepare", **adapter._built_from(sc, c)}) for c in ctxs]
+    assert all(a["type"] == "result" and a["setup_ms"] >= 0 for a in answers)
+    assert [a["held"] for a in answers] == [*range(1, keep + 1), keep]  # a prepare whose segment never came ...
+    assert answers[-1]["evicted"] == [answers[0]["prepared"]]  # ... is closed when newer ones push it out
+    evicted = fresh_driver.request({**adapter._payload(sc, ctxs[0], "run"), "prepared": answers[0]["prepared"]})
+    assert evicted["type"] == "error" and "no prepared instance" in evicted["error"]
+    # a run naming another segment's instance is refused (the instance stays for its own segment)
+    other = fresh_driver.request({**adapter._payload(sc, ctxs[1], "run"), "prepared": answers[2]["prepared"]})
+    assert other["type"] == "error" and "built for another segment" in other["error"]
+    assert "run_id" in other["error"] and "task_dir" in other["error"]
+    bad_key = fresh_driver.request({**adapter._payload(sc, ctxs[1], "run"), "prepared": 7})
+    assert bad_key["type"] == "error" and "`prepared`" in bad_key["error"]
+    assert fresh_driver.alive() and fresh_driver.starts == 1
+
+
+def test_a_resume_needs_the_tasks_store_from_before_its_prepare(fresh_driver, harness, scenarios, tmp_path):
+    """The prepare opens (so creates) the task's mastra.db: the resume checks the store that was there before."""
+    sc = scenarios["approval_approved_resume"]
+    ctx = new_ctx(harness, sc, tmp_path)
+    adapter = MastraAdapter()
+    asyncio.run(adapter.prepare(sc, ctx))
+    assert (ctx.task_dir / "mastra.db").exists()
+    with pytest.raises(FileNotFoundError, match="mastra.db"):
+        asyncio.run(adapter.resume(sc, ctx.snapshot_dir, {"x": "approve"}, ctx))
+
+
+def test_the_variants_are_the_default_route_its_stream_and_the_openai_compatible_route():
+    assert tuple(MastraAdapter.idioms()) == VARIANTS
+    for variant in VARIANTS:
+        cls = adapter_class("mastra", variant)
+        assert cls.model_provider == "anthropic"
+        assert cls.model_class is not None and cls.model_class.startswith("Mastra model router: ")
+    assert "anthropic/<model>" in str(MastraAdapter.model_class)
+    assert "openai/<model>" in str(adapter_class("mastra", "openai-compatible").model_class)
+
+
+def test_the_tool_error_mechanisms_are_the_drivers_words_and_the_tables(records):
+    """The driver reports how it applied each intent; the class table says the same for the ones it does not
+    rename per scenario (the deny intents name the denied tool)."""
+    seen = 0
+    for (sid, variant), r in records.items():
+        table = adapter_class("mastra", variant).mechanism_table
+        for intent, how in r.native.mechanisms.items():
+            if not intent.startswith("deny_"):
+                assert how == table[intent], (sid, variant, intent)
+                seen += intent.startswith("tool_error_")
+    assert seen > 0  # the suite has tool errors of both kinds
 
 
 def test_versions_come_from_the_locked_node_packages(records):
@@ -45,12 +177,53 @@ def test_every_scenario_runs_on_every_variant_without_an_error(records):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_support_draft_reports_steps_and_tokens(records, variant):
+def test_each_variant_sends_the_scenarios_claude_over_its_routes_protocol(records, variant):
+    r = records[("support_draft_completes", variant)]
+    assert r.native.settings["model"] == "claude-sonnet-4-5"
+    assert r.native.settings["model_class"] == adapter_class("mastra", variant).model_class
+    assert {q.protocol for q in r.requests} == {PROTOCOL[variant]}
+    assert {q.model for q in r.requests} == {"claude-sonnet-4-5"}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_storage_is_the_variants_whatever_the_scenario(records, variant):
+    for scenario in ("support_draft_completes", "deadline_slow_model", "approval_pause"):
+        assert records[(scenario, variant)].native.settings["storage"].startswith("LibSQLStore("), scenario
+
+
+def test_every_segment_is_prepared_so_its_elapsed_excludes_the_stores_init(records):
+    """The worker times `prepare` apart (`prepare_s`): the Mastra instance and its store's init are there, and the
+    run answer carries no set-up time of its own (no `extra.setup_s`: nothing was built inside the segment)."""
+    for (sid, variant), r in records.items():
+        assert "initialised by the prepare request" in r.native.settings["storage"], (sid, variant)
+        for seg in r.segments:
+            assert seg.prepare_s is not None and seg.prepare_s > 0, (sid, variant, seg.kind)
+            assert "setup_s" not in seg.outcome_signals.extra, (sid, variant, seg.kind)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_support_draft_reports_steps_requests_and_tokens(records, variant):
+    """Every route reports usage: Anthropic Messages (generate and stream) and the OpenAI-compatible generate()
+    (its stream would not: probes/stream_no_usage.mjs)."""
     r = records[("support_draft_completes", variant)]
     assert r.outcome == "completed"
     assert r.counters.runtime_step_unit == "step" and r.counters.runtime_steps == 3
-    assert r.counters.input_tokens_reported == _reported_tokens(r, variant)
-    assert r.counters.model_requests_reported is None  # Mastra reports steps, not requests
+    assert r.counters.model_requests_reported == r.counters.model_requests_observed == 3  # one per result.steps
+    assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
+    assert r.counters.output_tokens_reported == r.counters.output_tokens_observed
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_run_that_threw_reports_no_count(records, variant):
+    """A throw leaves no result: the counters are unknown. The steps onStepFinish saw stay in extra, and they count
+    no model calls either: the failed call finished an 'error' step, the step the deadline cut finished none."""
+    for scenario, finish_reasons in (("model_transient_error", ["error"]), ("deadline_slow_tool", [])):
+        r = records[(scenario, variant)]
+        seg = r.segments[-1]
+        assert seg.outcome_signals.ended == "raised", scenario
+        assert seg.counters.model_requests_reported is None and r.counters.model_requests_reported is None
+        assert [s["finish_reason"] for s in seg.outcome_signals.extra["steps"]] == finish_reasons, scenario
+        assert r.counters.model_requests_observed == 1, scenario
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -61,6 +234,9 @@ def test_approval_pause_suspends_with_the_call_id(records, variant):
     assert seg.outcome_signals.finish_reason == "suspended"
     assert [p.call_id for p in seg.pending] and seg.pending[0].tool == "send_reply"
     assert r.counters.authorize_events_by_tool.get("send_reply", 0) >= 1  # the requireApproval function ran
+    # result.steps holds the two finished steps; the suspension reports the response that asked for send_reply
+    assert seg.outcome_signals.extra["steps_seen_by_onStepFinish"] == 2
+    assert r.counters.model_requests_reported == r.counters.model_requests_observed == 3
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -73,7 +249,9 @@ def test_approved_resume_runs_in_another_node_driver_from_the_task_store(records
     assert run_ids[0] is not None and run_ids[0] == run_ids[1]  # the same Mastra run, resumed from storage
     # the resumed result holds the whole run: cumulative counters add up to the server's count
     assert r.counters.runtime_steps == r.counters.model_requests_observed == 4
-    assert r.counters.input_tokens_reported == _reported_tokens(r, variant)
+    assert [s.counters.model_requests_reported for s in r.segments] == [3, 4]  # cumulative: 3, then the whole run
+    assert r.counters.model_requests_reported == 4
+    assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -102,13 +280,14 @@ def test_a_resume_gets_a_fresh_step_allowance(records, variant):
     assert r.segments[-1].outcome_signals.extra["steps_seen_by_onStepFinish"] == 4
 
 
-def test_deadlines_are_native(records):
-    for variant in VARIANTS:
-        for scenario in ("deadline_slow_model", "deadline_slow_tool"):
-            r = records[(scenario, variant)]
-            assert r.outcome == "limit_deadline"
-            assert r.native.signals.limit_signal == "raised"
-            assert r.limits["deadline_s"].native.startswith("modelSettings.timeout: {totalMs:")
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_deadlines_are_native(records, variant):
+    for scenario, requests in (("deadline_slow_model", 2), ("deadline_slow_tool", 1)):
+        r = records[(scenario, variant)]
+        assert r.outcome == "limit_deadline", scenario
+        assert r.native.signals.limit_signal == "raised"
+        assert r.limits["deadline_s"].native.startswith("modelSettings.timeout: {totalMs:")
+        assert r.counters.model_requests_observed == requests, scenario
 
 
 def test_budgets_are_unsupported_not_dropped(records):

@@ -1,4 +1,4 @@
-"""The OpenAI Agents SDK adapter through the real runner: the whole suite, both variants.
+"""The OpenAI Agents SDK adapter through the real runner: the whole suite, every variant.
 
 What this framework does natively (signals, limits, resumes); the facts every framework shares are in test_ground_truth.py.
 """
@@ -10,12 +10,43 @@ import pytest
 from loopbench.harness.record import RunRecord
 from tests.suite_helpers import run_framework
 
-VARIANTS = ("default", "handled-max-turns")
+VARIANTS = ("default", "handled-max-turns", "chat-completions")
+# variant -> the model class it drives, the model it sends, the protocol that carries it: the quick start's
+# Responses model with the model table's OpenAI model; the Chat Completions route with the scenario's Claude
+ROUTES = {
+    "default": ("agents.OpenAIResponsesModel", "gpt-4.1", "openai_responses"),
+    "handled-max-turns": ("agents.OpenAIResponsesModel", "gpt-4.1", "openai_responses"),
+    "chat-completions": ("agents.OpenAIChatCompletionsModel", "claude-sonnet-4-5", "openai_chat"),
+}
 
 
 @pytest.fixture(scope="module")
 def records(suite_run) -> dict[tuple[str, str], RunRecord]:
     return run_framework("openai-agents")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_each_variant_sends_its_model_through_its_model_class(records, variant):
+    """Every record names the model class and the model; every request the server saw came over that class's
+    protocol with that model, and is priced by it (gpt-4.1: $2 / $8 per million tokens; Claude: $3 / $15)."""
+    model_class, model, protocol = ROUTES[variant]
+    runs = [r for (_, v), r in records.items() if v == variant]
+    assert len(runs) >= 25
+    for r in runs:
+        assert (r.native.settings["model_class"], r.native.settings["model"]) == (model_class, model), r.scenario
+        assert {(e.protocol, e.model) for e in r.requests} == {(protocol, model)}, r.scenario
+    r = records[("support_draft_completes", variant)]
+    assert r.counters.cost_usd_observed == pytest.approx(
+        {"gpt-4.1": 3 * (1000 * 2 + 100 * 8), "claude-sonnet-4-5": 3 * (1000 * 3 + 100 * 15)}[model] / 1e6)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_request_resends_the_whole_conversation(records, variant):
+    """No previous_response_id / conversation (the SDK's defaults; probes/openai/responses_wire.py): each request
+    carries the prompt, every call and every output so far (1, 3, 5 items or messages), none streams."""
+    r = records[("support_draft_completes", variant)]
+    assert [e.messages for e in r.requests] == [1, 3, 5]
+    assert not any(e.stream for e in r.requests)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -39,10 +70,24 @@ def test_max_turns_raises_in_default_and_is_handled_in_the_variant(records):
     assert raised.counters.model_requests_observed == 8
 
 
-def test_hidden_client_retries_are_visible(records):
-    r = records[("model_transient_error", "default")]
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_hidden_client_retries_are_visible(records, variant):
+    """The openai client retries the 429 and the 500 inside one model response: the SDK counts responses (3),
+    the server saw 5 (probes/openai/responses_wire.py)."""
+    r = records[("model_transient_error", variant)]
     assert r.counters.model_requests_observed == 5 and r.counters.model_retries_observed == 2
-    assert r.counters.model_requests_reported is not None
+    assert r.counters.model_requests_reported == 3 == r.counters.runtime_steps
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_failed_run_reports_no_count_rather_than_zero(records, variant):
+    """An outage: the client's 2 retries, then InternalServerError out of the run with no run_data: the SDK
+    reports nothing, so the record has null, not an uncounted 0."""
+    r = records[("model_outage", variant)]
+    assert r.outcome == "failed" and r.native.signals.failure == "model"
+    assert r.native.signals.exception_type == "InternalServerError"
+    assert r.counters.model_requests_observed == 3
+    assert r.counters.model_requests_reported is None and r.counters.input_tokens_reported is None
 
 
 def test_budgets_and_deadlines_are_unsupported_not_dropped(records):
@@ -91,9 +136,17 @@ def test_turns_are_reported_after_max_turns_exceeded(records):
     assert r.counters.runtime_step_unit == "turn"
 
 
-def test_a_tool_error_worded_by_the_sdk_is_still_an_error(records):
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_tool_error_worded_by_the_sdk_is_still_an_error(records, variant):
     """The SDK's fixed error text carries no loopbench marker; the server classes the result from the ledger."""
-    r = records[("tool_transient_error", "default")]
+    r = records[("tool_transient_error", variant)]
     assert r.outcome == "completed"
     assert r.counters.model_requests_observed == 5
     assert r.counters.tool_executions_by_tool["lookup_policy"] == 3
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_huge_tool_output_is_sent_back_whole(records, variant):
+    """The SDK keeps no tool output out of the next request on either protocol: a 200 KB output grows it by more."""
+    r = records[("huge_tool_output", variant)]
+    assert r.counters.max_request_growth_bytes > 200_000

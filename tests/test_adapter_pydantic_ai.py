@@ -7,16 +7,51 @@ from __future__ import annotations
 
 import pytest
 
+from loopbench.harness.adapter import adapter_class
 from loopbench.harness.record import RunRecord
+from loopbench.harness.scenario import SCENARIO_DIR, load_scenarios
 from tests.suite_helpers import run_framework
 
-VARIANTS = ("default", "iter", "conversation", "openai-chat")
-ANTHROPIC = ("default", "iter", "conversation")  # AnthropicModel + AnthropicProvider; openai-chat: OpenAIChatModel
+VARIANTS = ("default", "iter", "conversation", "openai-chat", "raise-fatal")
+# AnthropicModel + AnthropicProvider; openai-chat: OpenAIChatModel
+ANTHROPIC = ("default", "iter", "conversation", "raise-fatal")
+TOOL_FAILED = ("default", "iter", "conversation", "openai-chat")  # a fatal tool error is pydantic-ai's ToolFailed
+MODEL_CLASS = {v: "pydantic_ai.models.anthropic.AnthropicModel" for v in ANTHROPIC} | {
+    "openai-chat": "pydantic_ai.models.openai.OpenAIChatModel"}
 
 
 @pytest.fixture(scope="module")
 def records(suite_run) -> dict[tuple[str, str], RunRecord]:
     return run_framework("pydantic-ai")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_each_variant_declares_its_model_class_and_sends_the_scenarios_claude(variant):
+    """openai-chat deliberately sends the scenario's Claude id through the OpenAI provider (its point: an
+    OpenAI-compatible endpoint serving Claude), so every variant's provider fact is anthropic."""
+    cls = adapter_class("pydantic-ai", variant)
+    assert cls.model_class == MODEL_CLASS[variant] and cls.model_provider == "anthropic"
+    [scenario] = load_scenarios([SCENARIO_DIR / "support_draft_completes.yaml"])
+    assert cls.model_id(scenario) == "claude-sonnet-4-5"
+
+
+def test_only_raise_fatal_changes_the_fatal_tool_errors_mechanism():
+    default = adapter_class("pydantic-ai").mechanism_table
+    for variant in VARIANTS:
+        table = adapter_class("pydantic-ai", variant).mechanism_table
+        assert table["tool_error_recoverable"] == default["tool_error_recoverable"]
+        assert table["tool_error_recoverable"].startswith("the tool raises ModelRetry")
+        expected = "the tool raises ToolFailed" if variant in TOOL_FAILED else "the tool raises an ordinary exception"
+        assert table["tool_error_fatal"].startswith(expected), variant
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_record_names_the_model_class_and_the_model_the_server_saw(records, variant):
+    for scenario in ("support_draft_completes", "approval_approved_resume"):
+        r = records[(scenario, variant)]
+        assert r.native.settings["model_class"] == MODEL_CLASS[variant]
+        assert r.native.settings["model"] == "claude-sonnet-4-5"
+        assert {q.model for q in r.requests} == {"claude-sonnet-4-5"}  # every segment's requests
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -100,11 +135,25 @@ def test_the_cost_limit_is_not_enforced_for_a_model_genai_prices_cannot_price(re
     assert any(n.startswith("CostNotFoundWarning") for n in r.native.notes)
 
 
-@pytest.mark.parametrize("scenario", ["deadline_slow_model", "deadline_slow_tool"])
-def test_the_deadline_is_the_run_timeout(records, scenario):
-    r = records[(scenario, "default")]
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize(("scenario", "timeout"), [("deadline_slow_model", 3.5), ("deadline_slow_tool", 2.0)])
+def test_the_deadline_is_the_run_timeout(records, scenario, timeout, variant):
+    r = records[(scenario, variant)]
     assert r.outcome == "limit_deadline" and r.native.signals.exception_type == "RunTimedOut"
-    assert r.limits["deadline_s"].native == "timeout=2.0"
+    assert r.limits["deadline_s"].native == f"timeout={timeout}"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", ["deadline_slow_model", "deadline_slow_tool"])
+def test_at_the_deadline_run_usage_counts_the_responses_received_not_the_request_in_flight(records, scenario,
+                                                                                          variant):
+    """RunTimedOut.usage (iter: run.usage) is pydantic-ai's own count: one per response committed, so a request the
+    timeout cut in flight (no full answer in the server's log) is in no count (probes/pydantic_ai/fair.py deadline)."""
+    r = records[(scenario, variant)]
+    answered = sum(q.status == 200 and q.error is None for q in r.requests)
+    assert r.counters.model_requests_reported == r.counters.runtime_steps == answered
+    in_flight = {"deadline_slow_model": 1, "deadline_slow_tool": 0}[scenario]
+    assert r.counters.model_requests_observed == answered + in_flight
 
 
 def test_a_timed_out_tool_call_is_abandoned(records):
@@ -137,11 +186,31 @@ def test_a_recoverable_tool_error_is_a_model_retry_within_the_tools_budget_of_on
     assert r.counters.tool_executions_by_tool["lookup_policy"] == 2
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", TOOL_FAILED)
 def test_a_fatal_tool_error_is_tool_failed_and_the_loop_goes_on(records, variant):
     r = records[("tool_fatal_error", variant)]
     assert r.native.signals.ended == "returned" and r.outcome == "incomplete"
+    assert r.counters.model_requests_observed == 4
     assert r.counters.tool_executions_by_tool["lookup_policy"] == 2
+    assert r.native.mechanisms["tool_error_fatal"].startswith("the tool raises ToolFailed")
+
+
+def test_raise_fatal_ends_the_run_on_a_fatal_tool_error(records):
+    """The docs' third path: an ordinary exception propagates out of the agent run, which ends on it."""
+    r = records[("tool_fatal_error", "raise-fatal")]
+    assert r.outcome == "failed" and r.native.signals.failure == "tool"
+    assert r.native.signals.exception_type == "ToolFailed"  # loopbench's, raised from the tool: not pydantic-ai's
+    assert r.counters.model_requests_observed == 2 and r.counters.tool_executions_by_tool["lookup_policy"] == 1
+    assert r.counters.model_requests_reported is None  # agent.run's exception carries no usage
+    assert r.native.mechanisms["tool_error_fatal"].startswith("the tool raises an ordinary exception")
+
+
+@pytest.mark.parametrize("scenario", ["tool_transient_error", "write_timeout_unknown"])
+def test_raise_fatal_keeps_the_defaults_cells_where_no_error_is_fatal(records, scenario):
+    default, raised = records[(scenario, "default")], records[(scenario, "raise-fatal")]
+    assert (raised.outcome, raised.counters.model_requests_observed) == (
+        default.outcome, default.counters.model_requests_observed)
+    assert raised.native.mechanisms == default.native.mechanisms
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -1,4 +1,4 @@
-"""The Vercel AI SDK adapter: the whole suite through the real runner (both variants), then the Node driver
+"""The Vercel AI SDK adapter: the whole suite through the real runner (every variant), then the Node driver
 itself (protocol errors, a driver killed mid-run, start-up paid once per worker).
 
 Integration assertions are what this framework does natively: the signal mapping; what the SDK's own units
@@ -10,30 +10,32 @@ from __future__ import annotations
 
 import asyncio
 import os
-import secrets
 import signal
 import statistics
 import threading
 import time
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from loopbench.adapters import vercel_ai
-from loopbench.adapters.vercel_ai import DriverDied, DriverError, NodeDriver, VercelAIAdapter
+from loopbench.adapters.vercel_ai import TOOL_ERROR_THROWN, DriverDied, DriverError, NodeDriver, VercelAIAdapter
 from loopbench.harness.adapter import RunContext
-from loopbench.harness.ledger.http import ledger_routes
-from loopbench.harness.ledger.store import Ledger
-from loopbench.harness.model_server.app import ModelServer, running
 from loopbench.harness.own_work import OWN_WORK
 from loopbench.harness.record import RunRecord
 from loopbench.harness.scenario import Scenario, load_scenarios
+from tests.conftest import MiniHarness
 from tests.suite_helpers import run_framework
 
-VARIANTS = ("default", "tool-loop-agent")
+VARIANTS = ("default", "tool-loop-agent", "openai-compatible")
+# the provider each variant reaches Claude through: its model class, the driver's words, the wire protocol
+ROUTES = {
+    "default": ("@ai-sdk/anthropic createAnthropic(...)", "createAnthropic(", "anthropic_messages"),
+    "tool-loop-agent": ("@ai-sdk/anthropic createAnthropic(...)", "createAnthropic(", "anthropic_messages"),
+    "openai-compatible": ("@ai-sdk/openai createOpenAI(...).chat (an OpenAI-compatible endpoint)", "createOpenAI(",
+                          "openai_chat"),
+}
 
 pytestmark = pytest.mark.skipif(VercelAIAdapter.unavailable_reason() is not None,
                                 reason=str(VercelAIAdapter.unavailable_reason()))
@@ -49,7 +51,22 @@ def test_versions_come_from_the_locked_node_packages(records):
     r = records[("support_draft_completes", "default")]
     assert r.framework_version is not None and r.framework_version.startswith("7.")
     assert r.packages["node"].startswith("22.")
+    assert r.packages["@ai-sdk/anthropic"] and r.packages["@ai-sdk/openai"]
     assert r.native.settings["node"].startswith("v22.")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_each_variant_sends_the_scenarios_claude_through_its_provider(records, variant):
+    """The default idioms drive Claude through @ai-sdk/anthropic (Anthropic Messages), the `openai-compatible`
+    variant through @ai-sdk/openai's Chat Completions model; every request of every run goes that way."""
+    model_class, provider, protocol = ROUTES[variant]
+    for (scenario, v), r in records.items():
+        if v != variant:
+            continue
+        assert r.native.settings["model_class"] == model_class, scenario
+        assert r.native.settings["provider"].startswith(provider), scenario
+        assert {q.protocol for q in r.requests} <= {protocol}, scenario
+        assert {q.model for q in r.requests if q.model} <= {"claude-sonnet-4-5"}, scenario
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -58,7 +75,8 @@ def test_support_draft_reports_steps_and_tokens(records, variant):
     assert r.counters.runtime_step_unit == "step" and r.counters.runtime_steps == 3
     assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
     assert r.counters.output_tokens_reported == r.counters.output_tokens_observed
-    assert r.counters.model_requests_reported is None  # the SDK reports steps, not requests
+    # one per step of result.steps: a step is one model response
+    assert r.counters.model_requests_reported == r.counters.model_requests_observed == 3
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -92,6 +110,7 @@ def test_what_is_step_count_8_allowed_is_recorded(records, variant):
     c = r.counters
     assert c.runtime_steps == 8
     assert c.model_requests_observed == c.runtime_steps  # no retries here: one request per step
+    assert c.model_requests_reported == c.runtime_steps
     assert c.tool_executions is not None and c.tool_executions == c.tool_executions_by_tool["search_kb"]
     assert c.tool_calls_requested is not None and c.tool_calls_requested >= c.tool_executions
 
@@ -113,8 +132,14 @@ def test_deadlines_are_native_and_abort_the_tool_call(records):
         for r in (model, tool):
             assert r.outcome == "limit_deadline"
             assert r.native.signals.exception_type == "TimeoutError"
-            assert r.limits["deadline_s"].native == "timeout: {totalMs: 2000}"
+            deadline = r.limits["deadline_s"].neutral
+            assert isinstance(deadline, float | int)
+            assert r.limits["deadline_s"].native == f"timeout: {{totalMs: {round(deadline * 1000)}}}"
             assert "deadline_s" not in r.unsupported
+            # it threw: no result, so the count is the steps the SDK reported to onStepEnd before the timeout
+            c = r.counters
+            assert c.model_requests_reported == c.runtime_steps and c.runtime_steps is not None
+            assert c.model_requests_observed is not None and 1 <= c.runtime_steps <= c.model_requests_observed
         assert tool.counters.abandoned_calls == 1  # the abortSignal reached the ledger
 
 
@@ -158,15 +183,45 @@ def test_model_errors_are_failures(records):
     assert r.counters.model_requests_observed is not None and r.counters.model_requests_observed >= 1
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("scenario", ["model_fatal_error", "model_outage"])
-def test_a_500_takes_the_sdks_own_backoff(records, scenario):
-    """ai@7 retries a 500 twice (2 s, then 4 s) and reads no `x-should-retry`; with no `retry-after-ms` hint
-    from the server that backoff is what a run costs (adapters/vercel/probes/retry_headers.mjs)."""
-    r = records[(scenario, "default")]
+def test_a_500_takes_the_sdks_own_backoff(records, scenario, variant):
+    """ai@7 retries a 500 twice (2 s, then 4 s) whatever the provider, and neither provider reads
+    `x-should-retry`; a 500 carries no retry hint, so that backoff is what a run costs
+    (adapters/vercel/probes/anthropic_route.mjs, retry_headers.mjs). It threw before any step: nothing reported."""
+    r = records[(scenario, variant)]
     assert r.outcome == "failed"
     assert r.native.signals.exception_type == "AI_RetryError"
+    assert r.native.signals.extra["thrown"]["attempts"] == 3  # the RetryError lists its attempts, not steps
     assert r.counters.model_requests_observed == 3
+    assert r.counters.model_requests_reported is None
     assert r.counters.elapsed_s is not None and r.counters.elapsed_s >= 5.5
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_429_then_a_500_are_retried_by_the_hint_each_provider_sends(records, variant):
+    """A 429 then a 500 on the first call, then three turns: the SDK's retries are in no result (3 steps
+    reported, 5 requests seen). Anthropic's 429 carries `retry-after: 1`, which the SDK honours; the OpenAI-style
+    429 carries no hint: the SDK's own 2 s (harness/model_server/provider_errors.py)."""
+    r = records[("model_transient_error", variant)]
+    assert r.outcome == "completed"
+    assert (r.counters.model_requests_reported, r.counters.model_requests_observed) == (3, 5)
+    first, second = r.requests[0], r.requests[1]
+    assert (first.status, second.status) == (429, 500)
+    gap = second.t_s - first.t_s
+    if ROUTES[variant][2] == "anthropic_messages":
+        assert 0.9 <= gap < 1.8, gap  # retry-after: 1
+    else:
+        assert gap >= 1.9, gap  # no hint: 2 s
+
+
+def test_tool_errors_are_thrown_from_execute_as_the_driver_says(records):
+    """The driver reports its own words for both tool-error intents, the adapter's table's."""
+    for variant in VARIANTS:
+        fatal = records[("tool_fatal_error", variant)].native.mechanisms
+        timeout = records[("write_timeout_unknown", variant)].native.mechanisms
+        assert fatal["tool_error_fatal"] == TOOL_ERROR_THROWN
+        assert timeout["tool_error_recoverable"] == TOOL_ERROR_THROWN
 
 
 def test_resume_twice_is_measured(records):
@@ -177,23 +232,6 @@ def test_resume_twice_is_measured(records):
 
 
 # ------------------------------------------------------------------ the driver itself
-@dataclass
-class MiniHarness:
-    server: ModelServer
-    ledger: Ledger
-    token: str
-    base_url: str
-
-
-@pytest.fixture(scope="module")
-def harness() -> Iterator[MiniHarness]:
-    ledger = Ledger()
-    token = secrets.token_hex(8)
-    server = ModelServer(extra_routes=ledger_routes(ledger, token))
-    with running(server) as base_url:
-        yield MiniHarness(server, ledger, token, base_url)
-
-
 @pytest.fixture
 def fresh_driver(monkeypatch: pytest.MonkeyPatch) -> Iterator[NodeDriver]:
     """A driver of its own (not the module's), installed as the one the adapter uses."""
@@ -209,12 +247,7 @@ def scenarios() -> dict[str, Scenario]:
 
 
 def new_ctx(h: MiniHarness, scenario: Scenario, tmp_path: Path) -> RunContext:
-    run_id = f"{scenario.id[:20]}-{uuid.uuid4().hex[:6]}"
-    api_key = f"lb-{secrets.token_hex(8)}"
-    h.server.register_run(run_id, api_key, scenario)
-    h.ledger.register_run(run_id, scenario)
-    return RunContext(run_id=run_id, api_key=api_key, base_url=h.base_url, ledger_token=h.token,
-                      work_dir=tmp_path / run_id / "work", snapshot_dir=tmp_path / run_id / "snapshot")
+    return h.context(scenario, tmp_path)
 
 
 def test_malformed_messages_get_error_replies_and_the_driver_keeps_serving(fresh_driver):
@@ -229,6 +262,12 @@ def test_malformed_messages_get_error_replies_and_the_driver_keeps_serving(fresh
     assert unknown["type"] == "error" and "unknown op" in unknown["error"]
     incomplete = fresh_driver.request({"op": "run", "variant": "default"})
     assert incomplete["type"] == "error" and "missing field" in incomplete["error"]
+    whole = {"op": "run", "variant": "default", "api": "generateText", "provider": "anthropic", "base_url": "x",
+             "api_key": "k", "run_id": "r", "ledger_token": "t", "model_id": "m", "prompt": "p", "tools": [],
+             "snapshot_dir": "s"}
+    for field in ("provider", "api"):
+        unknown_field = fresh_driver.request({**whole, field: "nope"})
+        assert unknown_field["type"] == "error" and f"unknown {field}" in unknown_field["error"]
     assert fresh_driver.request({"op": "ping"})["pong"] is True
     assert fresh_driver.pid == pid and fresh_driver.alive() and fresh_driver.starts == 1
 

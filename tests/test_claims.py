@@ -88,7 +88,7 @@ def test_bad_predicates_are_refused_with_where(tmp_path: Path) -> None:
     with pytest.raises(BadInput) as exc:
         load_claims(f)
     msg = str(exc.value)
-    assert "claims.0.predicate.0.require: condition 0 'countres.tool_executions == 1'" in msg
+    assert "claims.0 (T1).predicate.0.require: condition 0 'countres.tool_executions == 1'" in msg
     assert "must start with a RunRecord field" in msg
     assert "condition 1 " in msg and "condition 2 " in msg
     # the same `file: field.path: reason` format as scenario files, for every problem at once
@@ -96,9 +96,29 @@ def test_bad_predicates_are_refused_with_where(tmp_path: Path) -> None:
         load_claims(_claims_file(tmp_path, [{"require": ["outcome == completed"]},
                                             {"select": {"scenario": "x", "colour": 1}, "require": []}]))
     msg = str(exc.value)
-    assert "claims.0.predicate.0.select: required key is missing" in msg
-    assert "claims.0.predicate.1.select.colour: unknown key" in msg
-    assert "claims.0.predicate.1.require: at least one condition is required" in msg
+    assert "claims.0 (T1).predicate.0.select: required key is missing" in msg
+    assert "claims.0 (T1).predicate.1.select.colour: unknown key" in msg
+    assert "claims.0 (T1).predicate.1.require: at least one condition is required" in msg
+
+
+def test_a_misspelt_field_path_is_refused_naming_the_claim_and_the_path(tmp_path: Path) -> None:
+    """A path the record's schema does not have would read null, and a claim over it could hold by accident:
+    every segment is checked when the file loads, free-form mappings (native.settings) excepted."""
+    f = _claims_file(tmp_path, [{"select": {"scenario": "x"}, "require": [
+        "counters.model_requests_observd == 1", "limits.max_modelcalls.neutral == 8",
+        "native.signals.exception_typ == null", "outcome.kind == 1"]}])
+    with pytest.raises(BadInput) as exc:
+        load_claims(f)
+    msg = str(exc.value)
+    assert "claims.0 (T1).predicate.0.require" in msg
+    assert ("'counters.model_requests_observd': counters has no field 'model_requests_observd' (did you mean "
+            "'model_requests_observed'?)") in msg
+    assert "'limits.max_modelcalls.neutral': limits has no key 'max_modelcalls'" in msg
+    assert "'native.signals.exception_typ': native.signals has no field 'exception_typ'" in msg
+    assert "'outcome.kind': outcome is a value" in msg
+    for fine in ("native.settings.anything.below == 1", "segments[0].counters.model_requests_reported == 1",
+                 "counters.tool_executions_by_tool.send_reply == 0", "native.signals.pending[0].tool == x"):
+        load_claims(_claims_file(tmp_path, [{"select": {"scenario": "x"}, "require": [fine]}]))
 
 
 def test_expression_language(records) -> None:

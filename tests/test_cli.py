@@ -80,7 +80,7 @@ def test_schema_exports_the_json_schemas_of_a_scenario_and_a_record():
     record = runner.invoke(app, ["schema", "record"])
     assert record.exit_code == 0, record.output
     props = json.loads(record.output)["properties"]
-    assert props["schema_version"]["default"] == 3 and "segments" in props and "pauses" not in props
+    assert props["schema_version"]["default"] == 4 and "segments" in props and "pauses" not in props
     assert "loopbench_version" in props
     scenario = runner.invoke(app, ["schema", "scenario"])
     assert scenario.exit_code == 0 and "script" in json.loads(scenario.output)["properties"]

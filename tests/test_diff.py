@@ -96,6 +96,64 @@ def test_timing_deviation_alone_does_not_flip_the_verdict(tmp_path: Path) -> Non
     assert not changed
 
 
+def test_what_is_set_aside_is_named_with_its_cells(tmp_path: Path) -> None:
+    """A deviation derived from time that appears on one side only is not a change, but the cell is listed with
+    both sides' deviations, and counted."""
+    from loopbench.reports.diff import compare_results
+
+    def edit(r: dict) -> None:
+        if r["scenario"] == "support_draft_completes" and r["framework"] == "langgraph":
+            r["deviations"].append({"name": "elapsed_s", "ideal": {"max": 0.1}, "observed": 0.4, "note": ""})
+
+    new = _edited(tmp_path, edit)
+    d = compare_results(DATA, new)
+    assert not d.changed
+    assert [(a.scenario, a.column, a.base, a.new) for a in d.set_aside] == [
+        ("support_draft_completes", "langgraph", [], ["elapsed_s"])]
+    md, _ = diff_results(DATA, new)
+    assert "(1 cell(s) differ only there: listed below)" in md
+    assert "| support_draft_completes | langgraph | – | elapsed_s |" in md.split("## Set aside")[1]
+    md_same, _ = diff_results(DATA, DATA)
+    assert "(0 cell(s) differ only there" in md_same
+
+
+def test_a_cell_whose_scenario_changed_is_listed_apart_not_as_a_behaviour_change(tmp_path: Path) -> None:
+    """Both sides carry a scenario digest and they differ: the cell's differences are the edit's, listed apart;
+    the same difference where the digests agree is a behaviour change."""
+    from loopbench.reports.diff import compare_results
+
+    def digest(value: str) -> Callable[[dict], None]:
+        def edit(r: dict) -> None:
+            r["scenario_digest"] = value if r["scenario"] == "runaway_step_limit" else "same"
+        return edit
+
+    def more_requests(r: dict) -> None:
+        digest("edited")(r)
+        if r["scenario"] == "runaway_step_limit" and r["framework"] == "openai-agents":
+            r["counters"]["model_requests_observed"] += 1
+
+    base = _edited(tmp_path, digest("original"), "base")
+    d = compare_results(base, _edited(tmp_path, more_requests, "new"))
+    assert not d.changed and d.changed_cells == 0 and d.scenario_changed_cells == 2  # openai-agents and langgraph
+    assert {(c.column, c.what) for c in d.scenario_changes} == {
+        ("openai-agents", "model_requests_observed"), ("langgraph", "scenario")}
+    assert {c.column for c in d.cells if c.scenario_changed} == {"openai-agents", "langgraph"}
+    md = diff_results(base, _edited(tmp_path, more_requests, "new2"))[0]
+    assert "## Cells whose scenario changed" in md and "2 cell(s) ran a different content" in md
+
+
+def test_a_changed_count_in_an_unchanged_scenario_is_still_a_change(tmp_path: Path) -> None:
+    def edit(r: dict) -> None:
+        r["scenario_digest"] = "same"
+        if r["scenario"] == "runaway_step_limit" and r["framework"] == "openai-agents":
+            r["counters"]["model_requests_observed"] += 1
+
+    md, changed = diff_results(_edited(tmp_path, lambda r: r.update(scenario_digest="same"), "base"),
+                               _edited(tmp_path, edit))
+    assert changed and "| runaway_step_limit | openai-agents | model_requests_observed |" in md
+    assert "## Cells whose scenario changed" not in md
+
+
 def test_cells_on_one_side_are_listed(tmp_path: Path) -> None:
     def edit(r: dict) -> None:
         if r["framework"] == "langgraph" and r["scenario"] == "huge_tool_output":
@@ -152,9 +210,9 @@ def test_bad_input(tmp_path: Path) -> None:
         diff_results(other, DATA)
 
     def edit(r: dict) -> None:
-        r["schema_version"] = 4
+        r["schema_version"] = 99
 
-    with pytest.raises(SchemaMismatch, match="schema_version 4"):
+    with pytest.raises(SchemaMismatch, match="schema_version 99"):
         diff_results(DATA, _edited(tmp_path, edit))
 
 

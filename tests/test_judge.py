@@ -92,3 +92,18 @@ def test_no_segment_at_all_is_judged_from_ground_truth_alone():
     ev = TaskEvidence(segments=[], results=[], requests=[], ledger=[], harness_error="worker died: exit -9")
     r = judge(_identity("support_draft_completes"), ev).record
     assert r.outcome == "error" and r.native.signals is None and r.counters.elapsed_s is None
+
+
+def test_a_cost_ideal_priced_for_another_model_makes_the_cell_unsupported_with_the_reason():
+    """cost_budget's ideal (where $0.05 trips) is priced for the scenario's claude-sonnet-4-5: an idiom that sent
+    the model table's gpt-4.1 cannot meet or miss it. It is ⊘ with the reason, its cost priced for gpt-4.1."""
+    text = "Draft: Hello Ana, under policy POL-7 your refund for order 1042 is accepted."
+    ev = _evidence(NativeSignals(ended="returned", final_text=text), 3, ["get_ticket", "lookup_policy"])
+    gpt = [q.model_copy(update={"model": "gpt-4.1", "input_tokens": 5000, "output_tokens": 400}) for q in ev.requests]
+    r = judge(_identity("cost_budget"), TaskEvidence(**{**ev.__dict__, "requests": gpt})).record
+    assert r.outcome == "completed" and r.verdict == "unsupported" and "max_cost_usd" in r.unsupported
+    assert any("priced for claude-sonnet-4-5; this idiom sent gpt-4.1" in n for n in r.native.notes)
+    assert r.counters.cost_usd_observed == pytest.approx(3 * (5000 * 2 + 400 * 8) / 1e6)
+    same = judge(_identity("cost_budget"), ev).record  # the scenario's own model: judged on its ideal as it is
+    assert "max_cost_usd" not in same.unsupported and not any("priced for" in n for n in same.native.notes)
+    assert same.verdict == "deviates"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from typing import Any
 
 import openai
 import pytest
@@ -23,7 +24,7 @@ SUPPORT = [
     {"id": "draft", "after": {"call": "policy_1", "result": "receipt"},
      "text": "Draft: Hello Ana, under policy POL-7 your refund for order 1042 is accepted."},
 ]
-TOOLS = [
+TOOLS: list[dict[str, Any]] = [
     {"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {}}}}
     for n in ("get_ticket", "lookup_policy")
 ]
@@ -201,6 +202,27 @@ def test_retries_of_scripted_429_then_500_are_counted(model_server, make_scenari
     gaps = [b.t_s - a.t_s for a, b in zip(log, log[1:], strict=False)]
     assert all(g >= 0.3 for g in gaps), gaps
     assert server.violations(run_id) == []
+
+
+def test_responses_errors_carry_openais_headers_and_the_client_retries_them(model_server, make_scenario, register):
+    """The Responses route (the OpenAI Agents SDK's default) fails as OpenAI does: a 429 with the informational
+    x-ratelimit-* headers and no retry hint (provider_errors.py), a 500 with none; the official client retries
+    both with its own backoff."""
+    server, url = model_server
+    run_id, key = register(make_scenario([
+        {"id": "answer", "text": "fine", "fail_first": [{"status": 429}, {"status": 500}]}]))
+    with pytest.raises(openai.RateLimitError) as err:
+        _sync(url, key, max_retries=0).responses.create(model="gpt-4.1", input="x")
+    headers = err.value.response.headers
+    assert headers["x-ratelimit-remaining-requests"] == "0" and headers["x-ratelimit-reset-requests"] == "1s"
+    assert not {"retry-after", "retry-after-ms", "x-should-retry"} & set(headers)
+    assert (err.value.body["type"], err.value.code) == ("rate_limit_error", "rate_limit_exceeded")
+    r = _sync(url, key).responses.create(model="gpt-4.1", input="x")  # the 500, then the answer
+    assert r.output_text == "fine" and r.usage.total_tokens == 1100
+    log = server.requests(run_id)
+    assert [(e.status, e.served_turn, e.protocol) for e in log] == [
+        (429, "answer", "openai_responses"), (500, "answer", "openai_responses"), (200, "answer", "openai_responses")]
+    assert [e.model for e in log] == ["gpt-4.1"] * 3 and server.violations(run_id) == []
 
 
 async def test_fail_forever_exhausts_the_async_client_retries(model_server, make_scenario, register):

@@ -1,10 +1,12 @@
 // loopbench's long-lived driver for Mastra (@mastra/core). One process serves many runs.
 //
-// Protocol (version 1, documented in README.md): line-delimited JSON. The driver writes one `hello` line when
+// Protocol (version 2, documented in README.md): line-delimited JSON. The driver writes one `hello` line when
 // it is ready, then reads one request per line on stdin and writes exactly one terminal line (`result` or
 // `error`, carrying the request's events) per request on stdout, each tagged with the request's `id`. A
 // malformed line gets an `error` reply with `id: null` and the driver keeps serving. Everything else the process
-// or Mastra prints goes to stderr, so stdout stays protocol-only.
+// or Mastra prints goes to stderr, so stdout stays protocol-only. A `prepare` builds what an application builds
+// once before it serves a request (the tools, the Agent, the Mastra instance with the task's LibSQLStore, its
+// init) and keeps it under a key; the segment's `run` or `resume` names the key, uses it and releases it.
 //
 // The adapter (adapters/mastra_agent.py) maps what this driver reports onto loopbench's native signals; this
 // file only runs Mastra and reports what it said. It knows nothing about scenarios beyond the request.
@@ -14,10 +16,13 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
-const PROTOCOL_VERSION = 1;
+const PROTOCOL_VERSION = 2;
 const HERE = new URL('.', import.meta.url);
 const STORE_FILE = 'mastra.db'; // the Mastra instance's LibSQL storage, one per business task (ctx.task_dir)
 const PAUSE_FILE = 'pause.json'; // what the app keeps of a pause: the run id and the pending calls
+// prepared instances a long-lived driver holds at most: a prepare whose segment never comes is closed when a newer
+// one pushes it out (a worker prepares one segment at a time, so a few is plenty)
+const PREPARED_KEEP = 4;
 
 // ---- keep stdout for the protocol only
 const writeProtocol = process.stdout.write.bind(process.stdout);
@@ -73,9 +78,15 @@ function readdirText(dist) {
 let sdk; // the imported modules, once per process
 let defaults;
 
-const neutralId = (id) => (typeof id === 'string' ? id.replace(/^call_/, '') : id);
+// how a tool hands Mastra a ledger error, for both tool-error intents (the adapter's mechanism table says the same)
+const TOOL_ERROR_THROWN = "createTool execute throws an Error (Mastra's tool-error path: the model gets the error)";
 
-class HarnessError extends Error {}
+// the scripted call id: the server sends it as call_<id> (OpenAI protocols) or toolu_<id> (Anthropic Messages)
+const neutralId = (id) => (typeof id === 'string' ? id.replace(/^(call_|toolu_)/, '') : id);
+
+class HarnessError extends Error {
+  name = 'HarnessError';
+}
 
 function describeError(error, depth = 0) {
   if (error == null || typeof error !== 'object') return { name: typeof error, message: String(error) };
@@ -144,10 +155,39 @@ function ledgerPostOnce(req, path, body, signal) {
   });
 }
 
-const VARIANTS = ['default', 'stream'];
+// each variant: the Agent's API it calls and the model router route it sends the scenario's model through
+const VARIANTS = {
+  default: { streaming: false, route: 'anthropic' },
+  stream: { streaming: true, route: 'anthropic' },
+  'openai-compatible': { streaming: false, route: 'openai-compatible' },
+};
+
+// the model router config for a route, and how the record names it. `anthropic`: the router's own route for a
+// Claude model (models.dev gateway -> @ai-sdk/anthropic, Anthropic Messages) with the run's key; a config `url`
+// would turn any id into an OpenAI-compatible model, so the base URL is the provider's variable
+// ANTHROPIC_BASE_URL, which @ai-sdk/anthropic reads when the router passes no baseURL
+// (probes/anthropic_base_url.mjs). `openai-compatible`: `{id: 'openai/<model>', url, apiKey}`, the router's
+// config for an OpenAI-compatible endpoint (Chat Completions through @ai-sdk/openai-compatible).
+function modelFor(req, route) {
+  const server = req.base_url.replace(/\/$/, '');
+  if (route === 'anthropic') {
+    // what an application's environment sets once; every run of this driver talks to the same server
+    process.env.ANTHROPIC_BASE_URL = `${server}/v1`;
+    return { model: { id: `anthropic/${req.model_id}`, apiKey: req.api_key },
+      described: "model router config {id: 'anthropic/<model>', apiKey} with ANTHROPIC_BASE_URL=<server>/v1 "
+        + '(@ai-sdk/anthropic, Anthropic Messages)' };
+  }
+  return { model: { id: `openai/${req.model_id}`, url: `${server}/v1`, apiKey: req.api_key },
+    described: "model router config {id: 'openai/<model>', url: <server>/v1, apiKey} (@ai-sdk/openai-compatible, "
+      + 'Chat Completions)' };
+}
+
+// the request fields a prepared instance is built from: a run or resume that names it must carry the same ones
+const BUILT_FROM = ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'tools', 'task_dir'];
 
 function validate(req) {
   const need = {
+    prepare: BUILT_FROM,
     run: ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'prompt', 'tools', 'snapshot_dir',
       'task_dir'],
     resume: ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'tools', 'snapshot_dir',
@@ -156,9 +196,12 @@ function validate(req) {
   const missing = need.filter((k) => req[k] === undefined || req[k] === null);
   if (missing.length) return `missing field(s): ${missing.join(', ')}`;
   if (!Array.isArray(req.tools)) return '`tools` must be a list';
-  if (!VARIANTS.includes(req.variant)) return `unknown variant ${JSON.stringify(req.variant)}`;
+  if (!Object.hasOwn(VARIANTS, req.variant)) return `unknown variant ${JSON.stringify(req.variant)}`;
   if (req.deny != null && !['stop', 'continue'].includes(req.deny)) return `unknown deny intent ${JSON.stringify(req.deny)}`;
   if (req.tool_choice != null && !Array.isArray(req.tool_choice)) return '`tool_choice` must be a list of rules';
+  if (req.op !== 'prepare' && req.prepared != null && typeof req.prepared !== 'string') {
+    return '`prepared` must be the key a prepare answered';
+  }
   return null;
 }
 
@@ -188,16 +231,18 @@ function toolChoiceFor(rules, messages) {
   return null;
 }
 
-// ---- one run segment (a run from the prompt, or a resume of the run held in the task's storage)
-async function runSegment(req, store) {
+// ---- what an application builds once before it serves a request: the tools, the Agent, the Mastra instance with
+// the task's storage, the store's init. Built by a `prepare` (before the segment's clock), or by a run that names
+// no prepared instance (then inside it). The tools report into `app.io`, which each request sets to its own.
+const prepared = new Map(); // key -> app, oldest first; a run or resume takes its app out
+let preparedCount = 0;
+
+async function buildApp(req) {
+  const began = performance.now();
   const { Agent, Mastra, createTool, LibSQLStore, z } = sdk;
-  const emit = (event, data) => store.events.push({ event, ...data });
-  const limits = req.limits ?? {};
+  const app = { io: { events: [], harnessErrors: [] }, built_from: Object.fromEntries(BUILT_FROM.map((k) => [k, req[k]])) };
+  const emit = (event, data) => app.io.events.push({ event, ...data });
   const approvalOf = Object.fromEntries(req.tools.map((t) => [t.name, t.approval ?? 'none']));
-  const denyIntent = req.deny ?? 'stop';
-  const deniedTools = req.tools.filter((t) => approvalOf[t.name] === 'deny').map((t) => t.name);
-  const stopTools = denyIntent === 'stop' ? deniedTools : [];
-  const streaming = req.variant === 'stream';
 
   const tools = {};
   for (const spec of req.tools) {
@@ -224,7 +269,7 @@ async function runSegment(req, store) {
           answer = await ledgerPost(req, 'call', { tool: spec.name, args: input ?? {}, call_id: callId },
             context?.abortSignal);
         } catch (error) {
-          if (error instanceof HarnessError) store.harnessErrors.push(error.message);
+          if (error instanceof HarnessError) app.io.harnessErrors.push(error.message);
           emit('tool-end', { tool: spec.name, call_id: callId, ok: false, error: describeError(error).name });
           throw error;
         }
@@ -234,6 +279,77 @@ async function runSegment(req, store) {
       },
     });
   }
+
+  const { model, described } = modelFor(req, VARIANTS[req.variant].route);
+  app.described = described;
+  // the Mastra instance with its storage, whatever the scenario: the task's one live database (every segment of
+  // the task opens it), as an application configures its Mastra once. Mastra creates a store's tables lazily, on
+  // its first use, which would be inside the run and its deadline (modelSettings.timeout.totalMs); an application
+  // has its store ready before it serves a request, so the driver initialises it (Mastra's own init, the one its
+  // workers call at start-up) here
+  await mkdir(req.task_dir, { recursive: true });
+  app.storage = new LibSQLStore({ id: 'loopbench-task', url: `file:${req.task_dir}/${STORE_FILE}` });
+  const agentDef = new Agent({ id: 'support-agent', name: 'support-agent', instructions: 'You are a helpful assistant.',
+    model, tools });
+  const mastra = new Mastra({ agents: { agent: agentDef }, storage: app.storage, logger: false });
+  app.agent = mastra.getAgent('agent');
+  try {
+    await mastra.getStorage().init();
+  } catch (error) {
+    await releaseApp(app);
+    throw error;
+  }
+  app.setup_ms = Math.round(performance.now() - began);
+  return app;
+}
+
+async function releaseApp(app) {
+  await app.storage?.close?.().catch?.(() => {});
+}
+
+// a prepare: build the app and keep it under a fresh key, closing the oldest kept ones beyond PREPARED_KEEP
+async function prepareApp(req) {
+  const app = await buildApp(req);
+  const key = `p${++preparedCount}`;
+  const evicted = [];
+  while (prepared.size >= PREPARED_KEEP) {
+    const [oldest, old] = prepared.entries().next().value;
+    prepared.delete(oldest);
+    evicted.push(oldest);
+    await releaseApp(old);
+  }
+  prepared.set(key, app);
+  return { id: req.id, type: 'result', prepared: key, setup_ms: app.setup_ms, held: prepared.size, evicted };
+}
+
+// the app a run or resume uses: the prepared one it names (taken out: it is this segment's), else one built now
+async function appFor(req) {
+  if (req.prepared == null) return { app: await buildApp(req), builtInRun: true };
+  const app = prepared.get(req.prepared);
+  if (!app) {
+    throw new HarnessError(`no prepared instance ${JSON.stringify(req.prepared)} in this driver (released after `
+      + 'its segment, pushed out by newer prepares, or prepared in another driver)');
+  }
+  const differs = BUILT_FROM.filter((k) => JSON.stringify(app.built_from[k]) !== JSON.stringify(req[k]));
+  if (differs.length) {
+    throw new HarnessError(`the prepared instance ${req.prepared} was built for another segment (${differs.join(', ')} differ)`);
+  }
+  prepared.delete(req.prepared);
+  return { app, builtInRun: false };
+}
+
+// ---- one run segment (a run from the prompt, or a resume of the run held in the task's storage)
+async function runSegment(req, store) {
+  const emit = (event, data) => store.events.push({ event, ...data });
+  const limits = req.limits ?? {};
+  const approvalOf = Object.fromEntries(req.tools.map((t) => [t.name, t.approval ?? 'none']));
+  const denyIntent = req.deny ?? 'stop';
+  const deniedTools = req.tools.filter((t) => approvalOf[t.name] === 'deny').map((t) => t.name);
+  const stopTools = denyIntent === 'stop' ? deniedTools : [];
+  const { streaming } = VARIANTS[req.variant];
+  const { app, builtInRun } = await appFor(req);
+  app.io = store; // the tools built with the app report into this request's events
+  const { agent } = app;
 
   // policy denial: the documented beforeToolCall hook skips the call and hands the model `output` as its result
   const deniedCalls = [];
@@ -248,11 +364,12 @@ async function runSegment(req, store) {
     },
   } : undefined;
 
-  const model = { id: `openai/${req.model_id}`, url: `${req.base_url.replace(/\/$/, '')}/v1`, apiKey: req.api_key };
   const settings = {
     api: streaming ? 'agent.stream()' : 'agent.generate()',
-    model: "model router config {id: 'openai/<model>', url: <server>/v1, apiKey} (Chat Completions)",
-    storage: `LibSQLStore({url: 'file:<task_dir>/${STORE_FILE}'}) on the Mastra instance`,
+    model_config: app.described,
+    storage: `LibSQLStore({url: 'file:<task_dir>/${STORE_FILE}'}) on the Mastra instance, initialised `
+      + (builtInRun ? 'inside the run request, before agent.generate/stream (no prepare named)'
+        : 'by the prepare request, before the segment'),
     maxRetries: `not set (Agent default maxRetries: ${defaults.agent_maxRetries ?? 'unknown'})`,
   };
   const options = {};
@@ -313,6 +430,9 @@ async function runSegment(req, store) {
       + "stored messages; 'none' makes Mastra send no tools)",
     tool_choice_later: "prepareStep returning {toolChoice} for the step the turn answers (chosen from the step's "
       + "stored messages; 'none' makes Mastra send no tools)",
+    // the tools' execute (above) throws the ledger's error: Mastra's own tool-error path
+    tool_error_recoverable: TOOL_ERROR_THROWN,
+    tool_error_fatal: TOOL_ERROR_THROWN,
   };
 
   const steps = [];
@@ -328,21 +448,10 @@ async function runSegment(req, store) {
     emit('step', summary);
   };
 
-  // the Mastra instance with its storage: the task's one live database (every segment of the task opens it).
-  // Only where a run can suspend (a tool needs approval, or this is a resume): storage is what a suspended run
-  // needs, and a script without pauses has none (as ADK's adapter keeps its in-memory session there); opening and
-  // creating a LibSQL database inside the timed run costs tens of milliseconds, far more on a loaded machine
-  const needsStore = req.op === 'resume' || req.tools.some((t) => t.approval === 'required');
-  const storage = needsStore
-    ? new LibSQLStore({ id: 'loopbench-task', url: `file:${req.task_dir}/${STORE_FILE}` }) : null;
-  if (storage) await mkdir(req.task_dir, { recursive: true });
-  settings.storage = storage ? settings.storage : 'none (no tool needs approval: nothing can suspend)';
-  const agentDef = new Agent({ id: 'support-agent', name: 'support-agent', instructions: 'You are a helpful assistant.',
-    model, tools });
-  const mastra = new Mastra({ agents: { agent: agentDef }, ...(storage ? { storage } : {}), logger: false });
-  const agent = mastra.getAgent('agent');
-
-  emit('started', { op: req.op, variant: req.variant, settings });
+  // a run that named no prepared instance built it inside the request: how long that took (else it was the prepare's)
+  const setupMs = builtInRun ? app.setup_ms : null;
+  emit('started', { op: req.op, variant: req.variant, settings, prepared: req.prepared ?? null,
+    ...(builtInRun ? { setup_ms: setupMs } : {}) });
   let output = null;
   let thrown = null;
   const approvalChunks = [];
@@ -373,13 +482,13 @@ async function runSegment(req, store) {
     if (error instanceof HarnessError) throw error;
     thrown = describeError(error);
   } finally {
-    await storage?.close?.().catch?.(() => {});
+    await releaseApp(app); // the segment's app goes with it: a long-lived driver accumulates no stores
   }
 
   const out = {
     id: req.id, type: 'result', settings, mechanisms, steps, harness_errors: store.harnessErrors,
     deny: { intent: denyIntent, denied_tools: deniedTools, stop_tools: stopTools, step_bound: stepBound },
-    denied: deniedCalls, resumed,
+    denied: deniedCalls, resumed, prepared: req.prepared ?? null, ...(builtInRun ? { setup_ms: setupMs } : {}),
   };
   if (thrown) {
     return { ...out, ended: 'raised', thrown, step_count_source: 'onStepFinish callbacks',
@@ -455,6 +564,7 @@ async function handle(req) {
   if (problem) return { id: req.id, type: 'error', error: `bad ${req.op} request: ${problem}` };
   const store = { harnessErrors: [], events: [] };
   try {
+    if (req.op === 'prepare') return { ...(await prepareApp(req)), events: store.events };
     return { ...(await runSegment(req, store)), events: store.events };
   } catch (error) {
     const d = describeError(error);
@@ -481,8 +591,8 @@ function onLine(line, inflight) {
     send({ id: null, type: 'error', error: 'malformed request: `id` must be a string or a number' });
     return;
   }
-  if (!['ping', 'run', 'resume'].includes(req.op)) {
-    send({ id, type: 'error', error: `unknown op ${JSON.stringify(req.op)} (expected ping, run or resume)` });
+  if (!['ping', 'prepare', 'run', 'resume'].includes(req.op)) {
+    send({ id, type: 'error', error: `unknown op ${JSON.stringify(req.op)} (expected ping, prepare, run or resume)` });
     return;
   }
   const cpuStart = cpuUs();
@@ -508,6 +618,7 @@ async function main() {
   defaults = mastraDefaults();
   send({
     type: 'hello', ok: true, protocol: PROTOCOL_VERSION, pid: process.pid, node: process.version,
+    prepared_keep: PREPARED_KEEP,
     packages: Object.fromEntries(['@mastra/core', '@mastra/libsql', 'zod'].map((n) => [n, packageVersion(n)])),
     defaults,
   });

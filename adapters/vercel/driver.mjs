@@ -1,6 +1,6 @@
 // loopbench's long-lived driver for the Vercel AI SDK. One process serves many runs.
 //
-// Protocol (version 2, documented in README.md): line-delimited JSON. The driver writes one `hello` line when
+// Protocol (version 3, documented in README.md): line-delimited JSON. The driver writes one `hello` line when
 // it is ready, then reads one request per line on stdin and writes exactly one terminal line (`result` or
 // `error`, carrying the request's events) per request on stdout, each tagged with the request's `id`. Requests run concurrently;
 // a malformed line gets an `error` reply with `id: null` (or the id it could read) and the driver keeps
@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 
-const PROTOCOL_VERSION = 2;
+const PROTOCOL_VERSION = 3;
 const HERE = new URL('.', import.meta.url);
 
 // ---- keep stdout for the protocol only
@@ -63,7 +63,9 @@ globalThis.AI_SDK_LOG_WARNINGS = (options) => {
 
 let sdk; // the imported modules, once per process
 
-const neutralId = (id) => (typeof id === 'string' ? id.replace(/^call_/, '') : id);
+// the scripted call id: the provider's tool call id without its protocol's prefix (Chat Completions `call_`,
+// Anthropic Messages `toolu_`)
+const neutralId = (id) => (typeof id === 'string' ? id.replace(/^(call_|toolu_)/, '') : id);
 
 class HarnessError extends Error {}
 
@@ -141,16 +143,37 @@ function ledgerPostOnce(req, path, body, signal) {
   });
 }
 
+// the model class a request names: the provider package's factory, as its docs connect a model to an endpoint
+const PROVIDERS = {
+  // @ai-sdk/anthropic, the SDK's provider for Claude (Anthropic Messages, POST {baseURL}/messages)
+  anthropic: {
+    text: 'createAnthropic({baseURL, apiKey})(modelId) (Anthropic Messages)',
+    model: (req) => sdk.anthropic.createAnthropic({ baseURL: baseUrlV1(req), apiKey: req.api_key })(req.model_id),
+  },
+  // @ai-sdk/openai's Chat Completions model, as for an OpenAI-compatible endpoint (POST {baseURL}/chat/completions)
+  'openai-chat': {
+    text: 'createOpenAI({baseURL, apiKey}).chat(modelId) (Chat Completions, an OpenAI-compatible endpoint)',
+    model: (req) => sdk.openai.createOpenAI({ baseURL: baseUrlV1(req), apiKey: req.api_key }).chat(req.model_id),
+  },
+};
+// the loop API a request names
+const APIS = { generateText: 'generateText()', ToolLoopAgent: 'new ToolLoopAgent({...}).generate()' };
+const baseUrlV1 = (req) => `${req.base_url.replace(/\/$/, '')}/v1`;
+
 function validate(req) {
   const need = {
-    run: ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'prompt', 'tools', 'snapshot_dir'],
-    resume: ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'tools', 'snapshot_dir',
-      'snapshot', 'decisions'],
+    run: ['variant', 'api', 'provider', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'prompt', 'tools',
+      'snapshot_dir'],
+    resume: ['variant', 'api', 'provider', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'tools',
+      'snapshot_dir', 'snapshot', 'decisions'],
   }[req.op];
   const missing = need.filter((k) => req[k] === undefined || req[k] === null);
   if (missing.length) return `missing field(s): ${missing.join(', ')}`;
   if (!Array.isArray(req.tools)) return '`tools` must be a list';
-  if (!['default', 'tool-loop-agent'].includes(req.variant)) return `unknown variant ${JSON.stringify(req.variant)}`;
+  if (!Object.hasOwn(APIS, req.api)) return `unknown api ${JSON.stringify(req.api)} (expected ${Object.keys(APIS).join(' or ')})`;
+  if (!Object.hasOwn(PROVIDERS, req.provider)) {
+    return `unknown provider ${JSON.stringify(req.provider)} (expected ${Object.keys(PROVIDERS).join(' or ')})`;
+  }
   if (req.deny != null && !['stop', 'continue'].includes(req.deny)) return `unknown deny intent ${JSON.stringify(req.deny)}`;
   if (req.tool_choice != null && !Array.isArray(req.tool_choice)) return '`tool_choice` must be a list of rules';
   return null;
@@ -171,6 +194,9 @@ function toolChoiceFor(rules, messages) {
   }
   return null;
 }
+
+const TOOL_ERROR_THROWN = "tool execute throws an Error (the SDK's tool-error part: the model gets the error; the "
+  + 'loop goes on)';
 
 // ---- one run segment (a run from the prompt, or a resume from a snapshot)
 async function runSegment(req, store) {
@@ -255,14 +281,9 @@ async function runSegment(req, store) {
     }
   }
 
-  const model = sdk.openai.createOpenAI({ baseURL: `${req.base_url.replace(/\/$/, '')}/v1`, apiKey: req.api_key })
-    .chat(req.model_id);
-  const agent = req.variant === 'tool-loop-agent';
-  const settings = {
-    api: agent ? 'new ToolLoopAgent({...}).generate()' : 'generateText()',
-    provider: "createOpenAI({baseURL, apiKey}).chat(modelId) (Chat Completions)",
-    maxRetries: 'SDK default',
-  };
+  const model = PROVIDERS[req.provider].model(req);
+  const agent = req.api === 'ToolLoopAgent';
+  const settings = { api: APIS[req.api], provider: PROVIDERS[req.provider].text, maxRetries: 'SDK default' };
   const options = {};
   const stopWhen = [];
   const stopText = [];
@@ -308,6 +329,9 @@ async function runSegment(req, store) {
       + "step's messages)",
     tool_choice_later: 'prepareStep returning {toolChoice} for the step the turn answers (chosen from the '
       + "step's messages)",
+    // the tool's own code: the service's error (a timeout included) is thrown from execute
+    tool_error_recoverable: TOOL_ERROR_THROWN,
+    tool_error_fatal: TOOL_ERROR_THROWN,
   };
   const choiceRules = req.tool_choice ?? [];
   if (choiceRules.length) {
@@ -326,6 +350,7 @@ async function runSegment(req, store) {
 
   const steps = [];
   let languageModelCalls = 0;
+  let languageModelResponses = 0; // onLanguageModelCallEnd: one per parsed response (evidence kept when it throws)
   const callbacks = {
     onStepEnd: (step) => {
       const summary = {
@@ -352,6 +377,7 @@ async function runSegment(req, store) {
         ...(options.stopWhen ? { stopWhen: options.stopWhen } : {}),
         ...(options.prepareStep ? { prepareStep: options.prepareStep } : {}),
         onLanguageModelCallStart: () => { languageModelCalls += 1; },
+        onLanguageModelCallEnd: () => { languageModelResponses += 1; },
       });
       result = await loop.generate({ ...prompt, ...(timeout ? { timeout } : {}), ...callbacks });
     } else {
@@ -359,6 +385,7 @@ async function runSegment(req, store) {
         model, tools, ...(Object.keys(toolApproval).length ? { toolApproval } : {}), ...options,
         ...(timeout ? { timeout } : {}), ...prompt, ...callbacks,
         onLanguageModelCallStart: () => { languageModelCalls += 1; },
+        onLanguageModelCallEnd: () => { languageModelResponses += 1; },
       });
     }
   } catch (error) {
@@ -367,6 +394,7 @@ async function runSegment(req, store) {
 
   const out = {
     id: req.id, type: 'result', settings, mechanisms, steps, language_model_calls: languageModelCalls,
+    language_model_responses: languageModelResponses,
     warnings: store.warnings, harness_errors: store.harnessErrors,
     deny: { intent: denyIntent, denied_tools: deniedTools, stop_tools: stopTools, step_bound: stepBound },
   };
@@ -374,6 +402,8 @@ async function runSegment(req, store) {
     const sum = (k) => (steps.some((s) => s[k] != null) ? steps.reduce((a, s) => a + (s[k] ?? 0), 0) : null);
     return {
       ...out, ended: 'raised', thrown, step_count: steps.length, step_count_source: 'onStepEnd callbacks',
+      // no result, and the error carries no steps: the steps the SDK reported to onStepEnd are all it said
+      model_responses: steps.length, model_responses_source: 'onStepEnd callbacks',
       usage: { input_tokens: sum('input_tokens'), output_tokens: sum('output_tokens'), source: 'onStepEnd callbacks' },
     };
   }
@@ -412,6 +442,9 @@ async function runSegment(req, store) {
     text: result.text,
     step_count: result.steps.length,
     step_count_source: 'result.steps',
+    // one step per model response: what the SDK's result reports of the model (its retries are in no result)
+    model_responses: result.steps.length,
+    model_responses_source: 'result.steps',
     usage: { input_tokens: result.usage?.inputTokens ?? null, output_tokens: result.usage?.outputTokens ?? null,
       source: 'result.usage' },
     tool_calls_requested: result.steps.reduce((a, s) => a + s.toolCalls.length, 0),
@@ -478,14 +511,14 @@ function onLine(line, inflight) {
 
 async function main() {
   try {
-    sdk = { ai: await import('ai'), openai: await import('@ai-sdk/openai') };
+    sdk = { ai: await import('ai'), anthropic: await import('@ai-sdk/anthropic'), openai: await import('@ai-sdk/openai') };
   } catch (error) {
     send({ type: 'hello', ok: false, protocol: PROTOCOL_VERSION, error: `cannot import the SDK: ${error.message}` });
     process.exit(1);
   }
   send({
     type: 'hello', ok: true, protocol: PROTOCOL_VERSION, pid: process.pid, node: process.version,
-    packages: { ai: packageVersion('ai'), '@ai-sdk/openai': packageVersion('@ai-sdk/openai'), zod: packageVersion('zod') },
+    packages: Object.fromEntries(['ai', '@ai-sdk/anthropic', '@ai-sdk/openai', 'zod'].map((n) => [n, packageVersion(n)])),
     defaults: sdkDefaults(),
   });
   const inflight = new Set();

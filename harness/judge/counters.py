@@ -80,9 +80,9 @@ def build_counters(
     calls = [e for e in ledger if e.kind == "call"]
     served_in = sum(r.input_tokens for r in requests)
     served_out = sum(r.output_tokens for r in requests)
+    # each response priced by the model its request named (a request that named none: the scenario's); a model
+    # without a price makes the cost unknown, never a price borrowed from another model
     costs = [cost_usd(r.model or model_id, r.input_tokens, r.output_tokens) for r in requests if r.status == 200]
-    if any(c is None for c in costs):  # a model without a price: try the scenario's model id
-        costs = [cost_usd(model_id, r.input_tokens, r.output_tokens) for r in requests if r.status == 200]
     growth = [b.prompt_bytes - a.prompt_bytes for a, b in zip(requests, requests[1:], strict=False)]
     reported = reported_totals(segments)
     requests_by_tool = approval_requests_by_tool(segments, ledger)

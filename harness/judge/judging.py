@@ -80,6 +80,19 @@ def script_error(scenario: Scenario, ev: TaskEvidence) -> str | None:
     return f"the scenario's script: {scenario.source}: {where}: {first.reason}"
 
 
+def foreign_price(scenario: Scenario, requests: list[RequestLogEntry]) -> str | None:
+    """Why a scenario's cost budget cannot judge this run: its ideal (where the budget trips, the cost bound) is
+    priced for the scenario's model, and the idiom sent another provider's model (harness/models.py), whose price
+    moves the point where a budget trips. None when the scenario sets no cost budget or the model is its own."""
+    if scenario.limits.max_cost_usd is None:
+        return None
+    sent = sorted({r.model for r in requests if r.model and r.model != scenario.model.id})
+    if not sent:
+        return None
+    return (f"max_cost_usd: the scenario's cost ideal is priced for {scenario.model.id}; this idiom sent "
+            f"{', '.join(sent)} (its cost observed is priced for that model)")
+
+
 def judge(task: TaskIdentity, ev: TaskEvidence, trace: str | None = None) -> Judgement:
     scenario = task.scenario
     segments, results = ev.segments, ev.results
@@ -112,13 +125,19 @@ def judge(task: TaskIdentity, ev: TaskEvidence, trace: str | None = None) -> Jud
                                                              for s in segments) else "",
         ))
     unsupported = sorted({u for r in results for u in r.unsupported})
+    notes = [n for r in results for n in r.notes]
+    if (why := foreign_price(scenario, ev.requests)) is not None:
+        # a cost ideal priced for another model cannot be met or missed by this idiom: never a ✓ or a plain ⚠
+        unsupported = sorted({*unsupported, "max_cost_usd"})
+        notes.append(why)
     native = NativeRecord(
         signals=last, settings=results[0].settings if results else {},
-        mechanisms=results[0].mechanisms if results else {}, notes=[n for r in results for n in r.notes],
+        mechanisms=results[0].mechanisms if results else {}, notes=notes,
         auxiliary_requests=ev.auxiliary,  # e.g. token counting: requests, not model calls
     )
     record = RunRecord(
         run_id=task.run_id, scenario=scenario.id, scenario_title=scenario.title, category=scenario.category,
+        scenario_digest=scenario.digest(),
         framework=task.framework, variant=task.variant, variant_about=task.variant_about,
         repetition=task.repetition, started_at=task.started_at, loopbench_version=task.loopbench_version,
         framework_version=task.framework_version, packages=task.packages, capabilities=task.capabilities,

@@ -29,7 +29,8 @@ class JobContext(_Message):
 
 
 class WorkerJob(_Message):
-    """`warm` imports the framework's SDK (timed apart from any run); `run` / `resume` run one segment."""
+    """`warm` loads the framework's SDK and, given a warm-up scenario and its context, runs the variant's idiom on
+    it once (timed apart from any run); `run` / `resume` run one segment."""
 
     op: Literal["warm", "run", "resume"]
     framework: str
@@ -48,8 +49,11 @@ class WorkerAnswer(_Message):
     pid: int | None = None
     segment: SegmentResult | None = None
     elapsed_s: float = 0.0
+    prepare_s: float | None = None  # the adapter's set-up before the segment's clock (Adapter.prepare)
     cpu_s: float = 0.0
     own_cpu_s: float = 0.0  # the part of cpu_s that was loopbench's own code (`own_work`)
     peak_rss_mb: float = 0.0
+    # set by the pool, not the worker: the time the worker spent warming for this job's idiom just before it
+    warm_s: float | None = None
     error: str | None = None
     traceback: str = ""

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import psutil
@@ -23,18 +25,29 @@ from loopbench.harness.errors import WorkerDied, WorkerHung
 from loopbench.harness.run.messages import WorkerAnswer, WorkerJob
 from loopbench.harness.run.reaper import kill_descendants
 
-WARM_TIMEOUT_S = 180.0  # a worker's start-up and SDK imports, not counted in any run's timeout
+WARM_TIMEOUT_S = 180.0  # a worker's start-up, SDK imports and warm-up run, not counted in any run's timeout
+# (framework, variant) -> the warm job for that idiom, its warm-up run registered with the server and the ledger
+# while the job runs (Suite.warm_job)
+Warmer = Callable[[str, str], AbstractContextManager[WorkerJob]]
+
+
+def bare_warm(framework: str, variant: str) -> AbstractContextManager[WorkerJob]:
+    """A warm job without a warm-up run: the SDK's imports only."""
+    return nullcontext(WorkerJob(op="warm", framework=framework, variant=variant))
 
 
 class Worker:
     """One warm worker process (`python -m loopbench.harness.run.worker`) in its own process group."""
 
-    def __init__(self, log_path: Path, env: dict[str, str]):
+    def __init__(self, log_path: Path, env: dict[str, str], warmer: Warmer = bare_warm,
+                 stopping: threading.Event | None = None):
         self.log_path = log_path
         self.env = env
+        self.warmer = warmer
+        self.stopping = stopping or threading.Event()  # the suite is stopping: start no process
         self.proc: subprocess.Popen[str] | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
-        self._warm: set[str] = set()
+        self._warm: set[tuple[str, str]] = set()  # the idioms (framework, variant) this process has warmed
 
     def _start(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -60,14 +73,26 @@ class Worker:
         return self.proc.pid if self.proc else None
 
     def request(self, job: WorkerJob, timeout_s: float) -> WorkerAnswer:
-        """Send one job and wait for its answer. Raises WorkerHung (the worker is killed) or WorkerDied."""
+        """Send one job and wait for its answer; before an idiom's first job in this process, its warm job (timed
+        apart: the answer's `warm_s`). Raises WorkerHung (the worker is killed) or WorkerDied (also when the suite
+        is stopping: no new process is started then)."""
         if self.proc is None or self.proc.poll() is not None:
+            if self.stopping.is_set():
+                raise WorkerDied("the suite is stopping")
             self._start()
-        if job.op != "warm" and job.framework not in self._warm:
-            answer = self.request(WorkerJob(op="warm", framework=job.framework), WARM_TIMEOUT_S)
+        warm_s: float | None = None
+        if job.op != "warm" and (job.framework, job.variant) not in self._warm:
+            t0 = time.perf_counter()
+            with self.warmer(job.framework, job.variant) as warm:
+                answer = self._send(warm, WARM_TIMEOUT_S)
             if not answer.ok:
                 return answer
-            self._warm.add(job.framework)
+            self._warm.add((job.framework, job.variant))
+            warm_s = time.perf_counter() - t0
+        answer = self._send(job, timeout_s)
+        return answer if warm_s is None else answer.model_copy(update={"warm_s": round(warm_s, 3)})
+
+    def _send(self, job: WorkerJob, timeout_s: float) -> WorkerAnswer:
         assert self.proc is not None and self.proc.stdin is not None
         sent = time.perf_counter()
         try:
@@ -128,8 +153,10 @@ class Slot:
     resumes to the second (another process). A worker only ever hosts one framework, so its CPU time and peak
     memory are that framework's, and no SDK shares a process with another."""
 
-    def __init__(self, index: int, log_dir: Path, env: dict[str, str]):
+    def __init__(self, index: int, log_dir: Path, env: dict[str, str], warmer: Warmer = bare_warm,
+                 stopping: threading.Event | None = None):
         self.index, self.log_dir, self.env = index, log_dir, env
+        self.warmer, self.stopping = warmer, stopping
         self.framework: str | None = None
         self.runner: Worker | None = None
         self.resumer: Worker | None = None
@@ -138,8 +165,10 @@ class Slot:
         if framework != self.framework or self.runner is None or self.resumer is None:
             self.close()
             self.framework = framework
-            self.runner = Worker(self.log_dir / f"slot{self.index}-{framework}-run.log", self.env)
-            self.resumer = Worker(self.log_dir / f"slot{self.index}-{framework}-resume.log", self.env)
+            self.runner = Worker(self.log_dir / f"slot{self.index}-{framework}-run.log", self.env, self.warmer,
+                                 self.stopping)
+            self.resumer = Worker(self.log_dir / f"slot{self.index}-{framework}-resume.log", self.env, self.warmer,
+                                  self.stopping)
         return self.runner, self.resumer
 
     def kill(self) -> None:

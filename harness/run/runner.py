@@ -21,6 +21,7 @@ import queue
 import secrets
 import shutil
 import signal
+import tempfile
 import threading
 import time
 import uuid
@@ -29,6 +30,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -55,9 +57,15 @@ from loopbench.harness.run.messages import JobContext, WorkerJob
 from loopbench.harness.run.pool import Slot
 from loopbench.harness.run.progress import make_progress
 from loopbench.harness.run.schedule import Schedule, SlotGovernor, SlotKind, waiting_slot_count
-from loopbench.harness.scenario import Scenario
+from loopbench.harness.scenario import Scenario, load_scenarios
 
 Task = tuple[Scenario, str, str, int]  # scenario, framework, variant, repetition
+
+
+@cache
+def warmup_scenario() -> Scenario:
+    """The scenario each worker runs once per idiom before timing it (never recorded)."""
+    return load_scenarios([Path(__file__).with_name("warmup.yaml")])[0]
 GOVERNOR_INTERVAL_S = 1.0  # how often the runner samples the machine's CPU to decide on another slot
 HARD_MARGIN_S = 60.0  # added to a segment's scripted delays and deadline before it counts as hung
 
@@ -125,7 +133,7 @@ class Suite:
         self.waiting_slots: list[Slot] = []  # for the runs that wait, beside the compute slots (`schedule`)
         for _ in range(plan.jobs):
             self.slots.put(self.open_slot("compute"))
-        self.retry_windows: dict[str, float] = {}
+        self.retry_windows: dict[tuple[str, str], float] = {}  # (framework, variant): each idiom's own retries
         # (framework, variant) -> what the variant declares: an idiom may change a capability (a pause kept in
         # memory does not survive a restart)
         self.capabilities: dict[tuple[str, str], Capabilities] = {}
@@ -136,14 +144,36 @@ class Suite:
             self.capabilities[(framework, variant)] = idiom.capabilities
             cls = adapter_class(framework)
             self.versions[framework] = (cls.version(), cls.package_versions())
-            self.retry_windows[framework] = cls.capabilities.retry_window_s
+            self.retry_windows[(framework, variant)] = idiom.capabilities.retry_window_s
 
     def open_slot(self, kind: SlotKind) -> Slot:
         """Another slot (its workers start on its first task)."""
-        slot = Slot(len(self.all_slots), self.out / "traces" / "workers", self.worker_env)
+        slot = Slot(len(self.all_slots), self.out / "traces" / "workers", self.worker_env, self.warm_job,
+                    self.stopping)
         self.all_slots.append(slot)
         (self.compute_slots if kind == "compute" else self.waiting_slots).append(slot)
         return slot
+
+    @contextmanager
+    def warm_job(self, framework: str, variant: str) -> Iterator[WorkerJob]:
+        """The warm job of one idiom in a worker: its warm-up run (harness/run/warmup.yaml) registered with the
+        server and the ledger under a run id of its own while the job runs, then forgotten (never recorded)."""
+        run_id = f"warmup-{framework}-{variant}-{uuid.uuid4().hex[:6]}"
+        api_key = f"lb-{secrets.token_hex(12)}"
+        scenario = warmup_scenario()
+        self.server.register_run(run_id, api_key, scenario)
+        self.ledger.register_run(run_id, scenario)
+        work = Path(tempfile.mkdtemp(prefix="loopbench-warmup-"))
+        try:
+            yield WorkerJob(op="warm", framework=framework, variant=variant,
+                            scenario_file=str(Path(scenario.source).resolve()),
+                            ctx=JobContext(run_id=run_id, api_key=api_key, base_url=self.base_url,
+                                           ledger_token=self.token, variant=variant, work_dir=work / "work",
+                                           snapshot_dir=work / "snapshot", task_dir=work / "state"))
+        finally:
+            self.server.unregister_run(run_id)
+            self.ledger.unregister_run(run_id)
+            shutil.rmtree(work, ignore_errors=True)
 
     # ---- one business task
     def run_task(self, scenario: Scenario, framework: str, variant: str, repetition: int,
@@ -187,7 +217,7 @@ class Suite:
                                 decisions=decisions)
                 run_worker, resume_worker = slot.workers(framework)
                 worker = run_worker if op == "run" else resume_worker
-                timeout = _hard_timeout(scenario, self.plan.hard_margin_s, self.retry_windows[framework])
+                timeout = _hard_timeout(scenario, self.plan.hard_margin_s, self.retry_windows[(framework, variant)])
                 answer = worker.request(job, timeout)
                 if not answer.ok or answer.segment is None:
                     harness_error = answer.error or "unknown adapter error"
@@ -202,7 +232,7 @@ class Suite:
                 segments.append(Segment(
                     kind=op, from_pause=pause, decisions=decisions, outcome_signals=result.signals,  # type: ignore[arg-type]
                     counters=result.counters, pending=result.signals.pending, elapsed_s=answer.elapsed_s,
-                    worker_pid=answer.pid,
+                    worker_pid=answer.pid, worker_warm_s=answer.warm_s, prepare_s=answer.prepare_s,
                 ))
                 if result.signals.ended == "paused":
                     if result.snapshot is None:  # an in-process pause (e.g. a callback): nothing to resume
@@ -224,6 +254,10 @@ class Suite:
         finally:
             if own_slot:
                 self.slots.put(slot)
+        if self.stopping.is_set():  # interrupted: this task is not a result (--continue runs it again); no waiting
+            self.server.unregister_run(run_id)
+            self.ledger.unregister_run(run_id)
+            raise Stopped(run_id)
         # an abandoned call still commits at its scripted point: let it, so the record sees every effect
         self.ledger.wait_settled(run_id, scenario.scripted_delay_s() + 5)
         version, packages = self.versions[framework]
@@ -307,6 +341,10 @@ def run_suite(plan: RunPlan) -> SuiteSummary:
         return _run_tasks(plan, summary, done)
 
 
+class Stopped(Exception):
+    """The suite is stopping (a signal, a full disk, a caller's stop): the task in flight is dropped."""
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C."""
 
@@ -342,7 +380,7 @@ def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> Suit
     summary.skipped = len(wanted) * plan.repeat - len(tasks)
     suite = Suite(plan)
     schedule: Schedule[Task] = Schedule(
-        tasks, waits=_waits, storm_s=lambda t: suite.retry_windows[t[1]] if "slow" in t[0].tags else 0.0)
+        tasks, waits=_waits, storm_s=lambda t: suite.retry_windows[(t[1], t[2])] if "slow" in t[0].tags else 0.0)
     for _ in range(waiting_slot_count(schedule.waiting_count, os.cpu_count() or 1)):
         suite.open_slot("waiting")
     progress = make_progress(plan.show_progress, plan.terminal)
@@ -358,7 +396,10 @@ def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> Suit
             while not suite.stopping.is_set() and (task := schedule.next(kind)) is not None:
                 try:
                     progress.run_started()
-                    record = suite.run_task(*task, slot=slot)
+                    try:
+                        record = suite.run_task(*task, slot=slot)
+                    except Stopped:
+                        return
                     with lock:
                         if suite.stopping.is_set():  # interrupted mid-run: not a result; --continue runs it again
                             return

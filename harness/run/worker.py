@@ -11,6 +11,7 @@ an adapter or harness bug: the worker stays alive).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import resource
 import signal
@@ -58,16 +59,48 @@ def _adapter_class(framework: str) -> type[Adapter]:
     return _adapters[framework]
 
 
-def handle(job: WorkerJob) -> WorkerAnswer:
-    if job.op == "warm":  # start-up and SDK imports, timed apart from any run
-        _adapter_class(job.framework)
-        return WorkerAnswer(ok=True, pid=os.getpid())
-    assert job.ctx is not None and job.scenario_file is not None, f"a {job.op} job needs ctx and scenario_file"
-    adapter = _adapter_class(job.framework).idioms()[job.variant]()
-    scenario = _scenario(job.scenario_file)
+def _context(job: WorkerJob) -> RunContext:
+    assert job.ctx is not None
     ctx = RunContext(**job.ctx.model_dump())
     for d in (ctx.task_dir, ctx.work_dir, ctx.snapshot_dir):
         d.mkdir(parents=True, exist_ok=True)
+    return ctx
+
+
+def _warm(job: WorkerJob) -> WorkerAnswer:
+    """Load the framework's SDK and, when the job brings a warm-up scenario, run it through the idiom once — its
+    run and a resume of its pause — so that what an SDK loads or builds on first use (lazy imports, clients,
+    schemas, stores) is paid here, outside every timed segment. The warm-up's outcome is not a result: only a
+    broken adapter (an exception) is reported, and the real runs will show it too."""
+    t0 = time.perf_counter()
+    cls = _adapter_class(job.framework).idioms()[job.variant]
+    if job.ctx is not None and job.scenario_file is not None and cls.warm_up_run:
+        scenario, ctx = _scenario(job.scenario_file), _context(job)
+        adapter = cls()
+        _loop.run(adapter.prepare(scenario, ctx))
+        first = _loop.run(adapter.segment(scenario, ctx))
+        if first.signals.ended == "paused" and first.snapshot is not None:
+            decisions = {p.call_id: "approve" for p in first.signals.pending if p.call_id}
+            resumed = ctx.work_dir.parent / "resume"
+            again = dataclasses.replace(ctx, work_dir=resumed / "work", snapshot_dir=resumed / "snapshot")
+            for d in (again.work_dir, again.snapshot_dir):
+                d.mkdir(parents=True, exist_ok=True)
+            resumer = cls()
+            _loop.run(resumer.prepare(scenario, again))
+            _loop.run(resumer.segment(scenario, again, Path(first.snapshot), decisions))
+    return WorkerAnswer(ok=True, pid=os.getpid(), elapsed_s=time.perf_counter() - t0)
+
+
+def handle(job: WorkerJob) -> WorkerAnswer:
+    if job.op == "warm":  # start-up, SDK imports and the warm-up run, timed apart from any run
+        return _warm(job)
+    assert job.ctx is not None and job.scenario_file is not None, f"a {job.op} job needs ctx and scenario_file"
+    adapter = _adapter_class(job.framework).idioms()[job.variant]()
+    scenario = _scenario(job.scenario_file)
+    ctx = _context(job)
+    p0 = time.perf_counter()
+    _loop.run(adapter.prepare(scenario, ctx))  # an application's set-up: before the segment's clock
+    prepare_s = time.perf_counter() - p0
     # what lives now (the adapter's long-lived children, started at warm-up) outlives the segment; whatever
     # the segment starts does not, even what left this process group (reaper.py)
     kept = reaper.descendants()
@@ -75,15 +108,16 @@ def handle(job: WorkerJob) -> WorkerAnswer:
     cpu0, t0 = _cpu_s(), time.perf_counter()
     try:
         if job.op == "run":
-            segment = _loop.run(adapter.run(scenario, ctx))
+            segment = _loop.run(adapter.segment(scenario, ctx))
         else:
             assert job.snapshot is not None, "a resume job needs a snapshot"
-            segment = _loop.run(adapter.resume(scenario, job.snapshot, job.decisions, ctx))
+            segment = _loop.run(adapter.segment(scenario, ctx, job.snapshot, job.decisions))
     finally:
         elapsed = time.perf_counter() - t0
         reaper.end_strays(kept)  # also when the adapter raised; reaped before the CPU is read: theirs counts
     cpu, own = _cpu_s() - cpu0, OWN_WORK.take()
-    return WorkerAnswer(ok=True, segment=segment, elapsed_s=elapsed, cpu_s=cpu + segment.live_child_cpu_s,
+    return WorkerAnswer(ok=True, segment=segment, elapsed_s=elapsed, prepare_s=round(prepare_s, 4),
+                        cpu_s=cpu + segment.live_child_cpu_s,
                         own_cpu_s=own + segment.live_child_own_cpu_s, peak_rss_mb=_peak_rss_mb(), pid=os.getpid())
 
 

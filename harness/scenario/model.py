@@ -4,6 +4,8 @@ loading files is `load.py`'s; the format is documented in scenarios/README.md.""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from typing import Annotated, Any, Literal
 
@@ -327,6 +329,24 @@ class Scenario(Strict):
     source: str = Field(default="", exclude=True)  # the file it came from
 
     # ---- derived views used by the server, the ledger and the adapters
+    def digest(self) -> str:
+        """sha256 of the scenario's content as loaded (suite defaults applied, the file's path left out): a record
+        carries it, so a diff tells a scenario edit from a framework's change."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def tool_error_kinds(self) -> set[Literal["recoverable", "fatal"]]:
+        """The kinds of error the scenario's tools answer with: a timeout is `recoverable` (the call may be tried
+        again), an error its own `kind`."""
+        kinds: set[Literal["recoverable", "fatal"]] = set()
+        for spec in self.tools.values():
+            for step in spec.behavior:
+                if step.timeout is not None:
+                    kinds.add("recoverable")
+                elif step.error is not None:
+                    kinds.add(step.error.kind)
+        return kinds
+
     def tool_choice_rules(self) -> list[ToolChoiceRule]:
         """The turns' `tool_choice`, as rules an adapter maps onto its framework's per-call setting."""
         return [ToolChoiceRule(after_call=t.after.call if t.after else None, choice=t.tool_choice)

@@ -55,6 +55,7 @@ class PlainProcess:
     """A plain script in a warm process of its own: one JSON request per line in, one answer per line out."""
 
     def __init__(self, framework: str, work: Path):
+        self.framework = framework
         argv = adapter_class(framework).plain_command(plain_script_path(framework), work)
         self.config_dir = work / f"plain-{framework}-config"
         self.config_dir.mkdir(parents=True, exist_ok=True)
@@ -92,7 +93,8 @@ def _plain_run(plain: PlainProcess, scenario: Scenario, suite: Suite) -> Sample:
     suite.server.register_run(run_id, key, scenario)
     c0, t0 = time.process_time(), time.perf_counter()
     answer = plain.run({"base_url": f"{suite.base_url}/v1", "server_url": suite.base_url, "api_key": key,
-                        "model": scenario.model.id,
+                        # the model the default idiom sends (the model table's, for a home provider's class)
+                        "model": adapter_class(plain.framework).model_id(scenario),
                         "prompt": scenario.prompt, "max_turns": scenario.limits.max_model_calls})
     wall, main_cpu = time.perf_counter() - t0, time.process_time() - c0
     requests = len(suite.server.requests(run_id))

@@ -84,6 +84,11 @@ def run(*, framework: list[str] | None, scenario: list[str] | None, scenarios_fr
         return exit_policy.UNWRITABLE
     recorded = bool(summary.results_file and summary.results_file.exists() and summary.results_file.stat().st_size)
     written: list[Path] = []
+    if summary.interrupted:  # the user asked to stop: stop now; the reports are one command away
+        err.print(f"interrupted ({summary.interrupted}): finished runs are kept; `loopbench report {out_dir}` writes "
+                  f"their reports, `loopbench run --out {out_dir} --continue` runs the rest", markup=False,
+                  highlight=False, soft_wrap=True)
+        return exit_policy.interrupted(summary.interrupted)
     if recorded:
         out.print("writing the reports (report.md, report.html, matrix.csv, summary.json, pictures)")
         written = write_reports(out_dir, "md,html,csv,json")
@@ -95,9 +100,6 @@ def run(*, framework: list[str] | None, scenario: list[str] | None, scenarios_fr
 def _exit_code(summary: SuiteSummary, out_dir: Path, *, fail_on: list[RunFailOn] | None, junit: Path | None,
                recorded: bool) -> int:
     """The run's exit code once the reports are written (exit_policy), with the JUnit XML when asked."""
-    if summary.interrupted:
-        err.print(f"interrupted ({summary.interrupted}): finished runs are kept; `--continue` runs the rest")
-        return exit_policy.interrupted(summary.interrupted)
     kinds = exit_policy.fail_on_kinds(fail_on)
     if not exit_policy.needs_records(kinds, junit=junit is not None, recorded=recorded):
         return exit_policy.exit_code(bool(summary.errors))  # the default: this run's errors, no second read

@@ -1,22 +1,28 @@
 """A plain Google ADK script for `support_draft_completes` — no loopbench code: what a user would write.
 
 Long-lived, like a service: one JSON request per stdin line (`server_url`: the Gemini API base URL, `api_key`,
-`model`, `prompt`, `max_turns`), one JSON answer per stdout line (`ok`, `text`, `wall_s`, `cpu_s`: this process's
-wall and CPU time around the run). `loopbench bench` times it against loopbench's run of the same scenario.
+`prompt`, `max_turns`), one JSON answer per stdout line (`ok`, `text`, `wall_s`, `cpu_s`: this process's wall and
+CPU time around the run). `loopbench bench` times it against loopbench's run of the same scenario.
+
+ADK's quick start, as the adapter's default idiom: its own `Gemini` model class with a Gemini model named in the
+code (the request's `model` is the scenario's, a Claude id, which is not what this idiom sends), and the sessions
+in ADK's on-disk `SqliteSessionService`, opened once when the service starts.
 """
 
 import asyncio
 import json
 import resource
 import sys
+import tempfile
 import time
 import uuid
+from pathlib import Path
 
 from google.adk.agents import LlmAgent
 from google.adk.agents.run_config import RunConfig
 from google.adk.models import Gemini
 from google.adk.runners import Runner
-from google.adk.sessions import InMemorySessionService
+from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.genai import types
 
 
@@ -35,12 +41,14 @@ def cpu_s() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-sessions = InMemorySessionService()  # one per service process, as the quick-start's
+MODEL = "gemini-2.5-flash"
+STORE = tempfile.TemporaryDirectory(prefix="adk-plain-")  # the service's database directory, for its lifetime
+sessions = SqliteSessionService(str(Path(STORE.name) / "sessions.db"))  # one per service process
 
 
 async def run(req: dict) -> str:
     # the bench gives each run its own key: the model (and its client) is built per request
-    model = Gemini(model=req["model"], base_url=req["server_url"], client_kwargs={"api_key": req["api_key"]})
+    model = Gemini(model=MODEL, base_url=req["server_url"], client_kwargs={"api_key": req["api_key"]})
     agent = LlmAgent(name="support", model=model, tools=[get_ticket, lookup_policy])
     runner = Runner(agent=agent, app_name="support", session_service=sessions)
     session = await sessions.create_session(app_name="support", user_id="user", session_id=uuid.uuid4().hex)

@@ -1,6 +1,6 @@
 """A plain LangGraph script for `support_draft_completes` — no loopbench code: what a user would write.
 
-Long-lived, like a service: one JSON request per stdin line (`base_url`, `api_key`, `model`, `prompt`,
+Long-lived, like a service: one JSON request per stdin line (`server_url`, `api_key`, `model`, `prompt`,
 `max_turns`), one JSON answer per stdout line (`ok`, `text`, `wall_s`, `cpu_s`: this process's wall and CPU
 time around the run). `loopbench bench` times it against loopbench's run of the same scenario.
 """
@@ -12,8 +12,8 @@ import sys
 import time
 
 from langchain.agents import create_agent
+from langchain_anthropic import ChatAnthropic
 from langchain_core.tools import tool
-from langchain_openai import ChatOpenAI
 
 
 @tool
@@ -34,7 +34,9 @@ def cpu_s() -> float:
 
 
 async def run(req: dict) -> str:
-    llm = ChatOpenAI(base_url=req["base_url"], api_key=req["api_key"], model=req["model"])
+    # the class init_chat_model picks for a Claude model, with its defaults; the Anthropic client adds /v1 itself
+    # (it caches its httpx client per process, so a new model per run reuses the connections)
+    llm = ChatAnthropic(base_url=req["server_url"], api_key=req["api_key"], model=req["model"])
     agent = create_agent(llm, tools=[get_ticket, lookup_policy])
     # n model calls of the bare agent = 2n - 1 supersteps
     state = await agent.ainvoke({"messages": [{"role": "user", "content": req["prompt"]}]},

@@ -3,6 +3,9 @@
 Long-lived, like a service: one JSON request per stdin line (`base_url`, `api_key`, `model`, `prompt`,
 `max_turns`), one JSON answer per stdout line (`ok`, `text`, `wall_s`, `cpu_s`: this process's wall and CPU
 time around the run). `loopbench bench` times it against loopbench's run of the same scenario.
+
+The SDK's quick start, as the adapter's default idiom drives it: `OpenAIResponsesModel` (the Responses API, what
+`Agent(model="gpt-4.1")` resolves to) over one `AsyncOpenAI` pointed at the server, with the model named.
 """
 
 import asyncio
@@ -11,7 +14,7 @@ import resource
 import sys
 import time
 
-from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
+from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
 from openai import AsyncOpenAI
 
 
@@ -40,7 +43,7 @@ async def run(req: dict) -> str:
         clients[req["base_url"]] = AsyncOpenAI(base_url=req["base_url"], api_key=req["api_key"])
     client = clients[req["base_url"]].with_options(api_key=req["api_key"])  # the bench gives each run a key
     agent = Agent(name="support", instructions=None, tools=[get_ticket, lookup_policy],
-                  model=OpenAIChatCompletionsModel(model=req["model"], openai_client=client))
+                  model=OpenAIResponsesModel(model=req["model"], openai_client=client))
     result = await Runner.run(agent, req["prompt"], max_turns=req["max_turns"])
     return str(result.final_output)
 

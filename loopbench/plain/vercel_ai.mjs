@@ -4,8 +4,11 @@
 // `max_turns`), one JSON answer per stdout line (`ok`, `text`, `wall_s`, `cpu_s`: this process's wall and CPU
 // time around the run). `loopbench bench` runs it beside a `node_modules` from the locked package-lock.json
 // and times it against loopbench's run of the same scenario.
+//
+// The model is a Claude model, so it goes through the SDK's Anthropic provider (`@ai-sdk/anthropic`, as the SDK's
+// docs connect Claude).
 import { createInterface } from 'node:readline';
-import { createOpenAI } from '@ai-sdk/openai';
+import { createAnthropic } from '@ai-sdk/anthropic';
 import { generateText, isStepCount, jsonSchema, tool } from 'ai';
 
 const tools = {
@@ -25,9 +28,9 @@ const tools = {
 const cpuS = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
 
 async function run(req) {
-  const provider = createOpenAI({ baseURL: req.base_url, apiKey: req.api_key });
+  const provider = createAnthropic({ baseURL: req.base_url, apiKey: req.api_key }); // base_url ends in /v1
   const result = await generateText({
-    model: provider.chat(req.model), tools, prompt: req.prompt, stopWhen: isStepCount(req.max_turns),
+    model: provider(req.model), tools, prompt: req.prompt, stopWhen: isStepCount(req.max_turns),
   });
   return result.text;
 }
