@@ -147,6 +147,6 @@ def test_a_tool_error_worded_by_the_sdk_is_still_an_error(records, variant):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_a_huge_tool_output_is_sent_back_whole(records, variant):
-    """The SDK keeps no tool output out of the next request on either protocol: a 200 KB output grows it by more."""
+    """The SDK keeps no tool output out of the next request on either protocol: a 200 KiB output grows it by more."""
     r = records[("huge_tool_output", variant)]
     assert r.counters.max_request_growth_bytes > 200_000

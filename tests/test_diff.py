@@ -224,7 +224,7 @@ def test_prompt_sizes_are_compared_with_a_tolerance(tmp_path: Path) -> None:
     _, changed = diff_results(DATA, _edited(tmp_path, few_bytes, "few"))
     assert not changed
 
-    def huge(r: dict) -> None:  # a framework that stops truncating a 200 KB tool output
+    def huge(r: dict) -> None:  # a framework that stops truncating a 200 KiB tool output
         if r["scenario"] == "support_draft_completes" and r["counters"]["max_request_growth_bytes"] is not None:
             r["counters"]["max_request_growth_bytes"] += 200_000
 

@@ -14,6 +14,8 @@ from types import SimpleNamespace
 import pytest
 
 from loopbench.fail_on import fail_on_kinds
+from loopbench.harness.adapter import adapter_class
+from loopbench.harness.scenario import load_scenarios
 from loopbench.pytest_plugin import _reasons
 from tests.edit_results import rewritten
 
@@ -53,7 +55,7 @@ def _own_tool_choice(tmp_path: Path) -> Path:
 def test_one_item_per_scenario_and_framework_variant(pytester):
     got = _run(pytester, "--collect-only", "-q", "--loopbench-framework", "langgraph")
     ids = [x for x in got.outlines if x.startswith("loopbench::")]
-    assert len(ids) == 27 * 3
+    assert len(ids) == len(load_scenarios()) * len(adapter_class("langgraph").idioms())
     assert "loopbench::approval_pause[langgraph:stategraph]" in ids and "loopbench::approval_pause[langgraph]" in ids
 
 
