@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from loopbench.reports.claims import check_claims
 from loopbench.reports.diff import diff_results
+from loopbench.reports.load import load_records
 
 PUBLISHED = Path(__file__).resolve().parent.parent / "reports" / "published" / "results.jsonl"
 
@@ -20,3 +22,18 @@ def test_the_suite_behaves_as_published(suite_run):
 def test_published_diff_against_itself_is_unchanged():
     _, changed = diff_results(PUBLISHED, PUBLISHED)
     assert not changed
+
+
+# Each documented claim's verdict on the publication, pinned: a claim that silently flips (a framework changed, a
+# predicate edited, a path misspelt) fails here. Refresh it with the publication, reviewing each change.
+PUBLISHED_CLAIMS = {
+    **{f"C{i:02d}": "holds" for i in range(1, 19)}, "C09": "not testable", "C18": "refuted",
+    **{f"MA{i:02d}": "holds" for i in range(1, 9)},
+    **{f"ADK{i:02d}": "holds" for i in range(1, 13)},
+    **{f"PA{i:02d}": "holds" for i in range(1, 14)},
+}
+
+
+def test_each_published_claims_verdict_is_pinned():
+    verdicts = {r.claim.id: r.verdict for r in check_claims(load_records(PUBLISHED))}
+    assert verdicts == PUBLISHED_CLAIMS

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import re
 import sys
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 from loopbench.harness.record import column_of
 from loopbench.reports.cells import cells
@@ -149,3 +151,103 @@ def test_the_readme_lists_every_outcome_and_verdict():
     part = text[text.index("## Outcomes and verdicts"):text.index("## The published matrix, condensed")]
     assert [o for o in get_args(Outcome) if f"`{o}`" not in part] == []
     assert [v for v in get_args(Verdict) if f"`{v}`" not in part] == []
+
+
+# ---- the README's findings, each sentence's numbers re-derived from the published records
+DEFAULTS = list(COLUMNS)
+
+
+def _rep(scenario: str, framework: str, variant: str = "default"):
+    return _cells()[(scenario, framework, variant)]
+
+
+@cache
+def _cells() -> dict[tuple[str, str, str], Any]:
+    return {c.key: c.rep for c in cells(load_records(PUBLISHED))}
+
+
+def _counter(scenario: str, framework: str, name: str, variant: str = "default"):
+    return _rep(scenario, framework, variant).counters.get(name)
+
+
+def test_the_findings_on_limits_hold():
+    # "all seven stop a runaway loop at 8 requests; all but LangGraph still run the tool calls of the 8th response"
+    assert {f: _counter("runaway_step_limit", f, "model_requests_observed") for f in DEFAULTS} == dict.fromkeys(DEFAULTS, 8)
+    assert {f for f in DEFAULTS if _counter("runaway_step_limit", f, "tool_executions") == 8} == set(DEFAULTS) - {"langgraph"}
+    assert _counter("runaway_step_limit", "langgraph", "tool_executions") == 7
+    # defaults: Vercel 1 step, Mastra 5, OpenAI Agents 10 turns, pydantic-ai 50 requests; the others capped at 50
+    stops = {f: (_rep("default_limits", f).outcome, _counter("default_limits", f, "model_requests_observed"))
+             for f in DEFAULTS}
+    assert {f: n for f, (o, n) in stops.items() if o == "limit_steps"} == {
+        "vercel-ai": 1, "mastra": 5, "openai-agents": 10, "pydantic-ai": 50}
+    assert {f for f, (o, _) in stops.items() if o == "capped"} == {"claude-agent-sdk", "langgraph", "google-adk"}
+    # token budget: only pydantic-ai, stopped at 31,500 against 25,000
+    r = _rep("token_budget", "pydantic-ai")
+    assert (r.outcome, r.counters.total_tokens_observed, r.limits["max_total_tokens"].neutral) == (
+        "limit_budget", 31_500, 25_000)
+    assert {f for f in DEFAULTS if _rep("token_budget", f).outcome == "limit_budget"} == {"pydantic-ai"}
+    # cost budget: the Claude Agent SDK and pydantic-ai, both past it (0.063 against 0.05); openai-chat unenforced
+    for f in ("claude-agent-sdk", "pydantic-ai"):
+        r = _rep("cost_budget", f)
+        assert (r.outcome, r.counters.cost_usd_observed, r.limits["max_cost_usd"].neutral) == (
+            "limit_budget", 0.063, 0.05)
+    assert {f for f in DEFAULTS if _rep("cost_budget", f).outcome == "limit_budget"} == {"claude-agent-sdk",
+                                                                                         "pydantic-ai"}
+    assert _rep("cost_budget", "pydantic-ai", "openai-chat").outcome == "completed"
+    # deadlines: Vercel, Mastra and pydantic-ai stop at 3.5 s (slow model) and 2 s (slow tool); the others finish
+    stopped = {"vercel-ai", "mastra", "pydantic-ai"}
+    for sid, deadline in (("deadline_slow_model", 3.5), ("deadline_slow_tool", 2)):
+        assert {f for f in DEFAULTS if _rep(sid, f).outcome == "limit_deadline"} == stopped, sid
+        assert {f for f in DEFAULTS if _rep(sid, f).outcome == "completed"} == set(DEFAULTS) - stopped, sid
+        assert all(_rep(sid, f).limits["deadline_s"].neutral == deadline for f in stopped)
+
+
+def test_the_findings_on_writes_resumes_and_rejections_hold():
+    twice = {f for f in DEFAULTS if _counter("write_timeout_unknown", f, "effects_by_tool.send_reply") == 2}
+    assert twice == set(DEFAULTS) - {"langgraph", "google-adk"} and len(twice) == 5
+    assert all(_rep("write_timeout_unknown", f).outcome == "failed" for f in ("langgraph", "google-adk"))
+    sent = {f: _counter("resume_twice", f, "tool_executions_by_tool.send_reply") for f in DEFAULTS}
+    assert {f for f, n in sent.items() if n == 2} == {"openai-agents", "pydantic-ai", "vercel-ai"}
+    assert {f: _rep("resume_twice", f).outcome for f in ("langgraph", "google-adk", "mastra", "claude-agent-sdk")} == {
+        "langgraph": "completed", "google-adk": "completed", "mastra": "failed", "claude-agent-sdk": "hung"}
+    allowance = {f: _counter("resume_keeps_allowance", f, "model_requests_observed") for f in DEFAULTS}
+    assert {f for f, n in allowance.items() if n == 4} == {"openai-agents"}
+    assert set(allowance.values()) - {4} <= {6, 7}
+    assert _counter("resume_keeps_allowance", "pydantic-ai", "model_requests_observed", "conversation") == 4
+    assert all(_counter("approval_rejected_resume", f, "tool_executions_by_tool.post_to_portal") == 1
+               for f in DEFAULTS)
+
+
+def test_the_findings_on_failures_hold():
+    transient = {f for f in DEFAULTS if _rep("tool_transient_error", f).outcome == "failed"}
+    assert transient == {"langgraph", "google-adk", "pydantic-ai"}
+    assert {_rep("tool_transient_error", f).outcome for f in set(DEFAULTS) - transient} == {"completed"}
+    fatal = {f: _rep("tool_fatal_error", f).outcome for f in DEFAULTS}
+    assert {f for f, o in fatal.items() if o == "failed"} == {"langgraph", "google-adk"}
+    assert {o for f, o in fatal.items() if f not in ("langgraph", "google-adk")} == {"incomplete"}
+    assert _rep("tool_fatal_error", "pydantic-ai", "raise-fatal").outcome == "failed"
+    # model errors: ADK's Gemini class and Mastra do not retry; the clients of the others give 3 in an outage
+    for f in ("google-adk", "mastra"):
+        assert (_rep("model_transient_error", f).outcome, _counter("model_transient_error", f,
+                                                                   "model_requests_observed")) == ("failed", 1)
+        assert _counter("model_outage", f, "model_requests_observed") == 1
+    assert {f: _counter("model_outage", f, "model_requests_observed") for f in DEFAULTS
+            if f not in ("google-adk", "mastra", "claude-agent-sdk")} == dict.fromkeys(
+        ["langgraph", "openai-agents", "pydantic-ai", "vercel-ai"], 3)
+    assert _counter("model_outage", "google-adk", "model_requests_observed", "anthropic") == 3
+    assert _counter("model_outage", "claude-agent-sdk", "model_requests_observed") == 11
+    # "report 3 of 5": OpenAI Agents, LangGraph, pydantic-ai and the Vercel AI SDK; the Claude Agent SDK all 5
+    reported = {f: (_counter("model_transient_error", f, "model_requests_reported"),
+                    _counter("model_transient_error", f, "model_requests_observed")) for f in DEFAULTS}
+    assert {f for f, v in reported.items() if v == (3, 5)} == {"openai-agents", "langgraph", "pydantic-ai",
+                                                                "vercel-ai"}
+    assert reported["claude-agent-sdk"] == (5, 5)
+
+
+def test_the_findings_on_stalls_and_context_hold():
+    assert all((_rep("repeated_empty_search", f).outcome, _counter("repeated_empty_search", f,
+                                                                   "model_requests_observed")) == ("limit_steps", 8)
+               for f in DEFAULTS)
+    growth = {f: _counter("huge_tool_output", f, "max_request_growth_bytes") for f in DEFAULTS}
+    assert all(208_000 <= g <= 208_800 for f, g in growth.items() if f != "claude-agent-sdk"), growth
+    assert 1_800 <= growth["claude-agent-sdk"] <= 2_000 and growth["claude-agent-sdk"] <= 16_384
