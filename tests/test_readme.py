@@ -81,46 +81,6 @@ def test_the_excerpt_check_can_fail(tmp_path, monkeypatch):
     raise AssertionError("a changed README cell was not caught")
 
 
-if __name__ == "__main__":
-    print(excerpt())
-
-
-def test_readme_speed_numbers_are_the_committed_bench_results() -> None:
-    """The Speed section's figures and verdicts are those of reports/bench/results.json (rounded as written)."""
-    import json
-
-    from loopbench.bench import goal_verdict
-
-    bench = json.loads((ROOT / "reports" / "bench" / "results.json").read_text())
-    text = " ".join(README.read_text(encoding="utf-8").split())
-    suite, quick = bench["suite"], bench["quick"]
-    assert (f"the full suite took {suite['wall_s']:.0f} s against a bound of {suite['lower_bound_s']:.0f} s "
-            f"({suite['wall_to_bound']:.2f}×") in text
-    assert f"{quick['wall_s']:.0f} s against {quick['lower_bound_s']:.0f} s ({quick['wall_to_bound']:.2f}×:" in text
-    frameworks = bench["frameworks"]
-    verdicts = {k: goal_verdict(f["plain_ratio_spread"]["wall"], f["plain_ratio_spread"]["cpu"])
-                for k, f in frameworks.items()}
-    names = {"claude-agent-sdk": "the Claude Agent SDK", "langgraph": "LangGraph", "openai-agents": "OpenAI Agents",
-             "vercel-ai": "the Vercel AI SDK"}
-    said = {k: f"{names[k]} ({f['plain_wall_ratio']:.2f}× the wall time, {f['plain_cpu_ratio']:.2f}× the CPU)"
-            for k, f in frameworks.items()}
-    groups = [(v, [said[k] for k in names if verdicts[k] == v]) for v in ("met", "undecided", "not met")]
-    assert f"At the committed revision it is {'; '.join(f'{v} for {_and(g)}' for v, g in groups if g)}." in text
-    for k in (k for k in names if verdicts[k] == "undecided"):  # said with how far the bench went
-        assert frameworks[k]["plain_ratio_spread"]["wall"][1] > 1.10
-        assert f"{names[k][0].upper() + names[k][1:]}'s wall interval still reaches just past 1.10 after the bench's " \
-            f"{frameworks[k]['pairs']} pairs" in text
-    missed = [k for k in names if verdicts[k] == "not met"]
-    if missed:
-        gaps, around, plain = ([frameworks[k][key] for k in missed]
-                               for key in ("gap_ms", "around_adapter_ms", "plain_wall_ms"))
-        count = {1: "That one misses", 2: "Those two miss", 3: "Those three miss", 4: "All four miss"}[len(missed)]
-        assert (f"{count} it by milliseconds on runs of {_span(plain, 0)} ms: loopbench's gap is {_span(gaps, 1)} "
-                f"ms per run, of which {_span(around, 1)} ms is around the adapter") in text
-    changed = {suite.get("cells_changed_vs_published"), quick.get("cells_changed_vs_published")}
-    assert ("Neither run changed a cell" in text) == (changed == {0})
-
-
 def test_the_bench_summary_is_written_from_its_results() -> None:
     """reports/bench/README.md says only what `loopbench bench` writes from the results.json beside it."""
     import json
@@ -129,16 +89,6 @@ def test_the_bench_summary_is_written_from_its_results() -> None:
 
     here = ROOT / "reports" / "bench"
     assert (here / "README.md").read_text() == markdown(json.loads((here / "results.json").read_text()))
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
-
-
-def _span(values: list[float], digits: int) -> str:
-    """A range as the README writes it: `lo–hi`, or one number when both round alike."""
-    lo, hi = f"{min(values):.{digits}f}", f"{max(values):.{digits}f}"
-    return lo if lo == hi else f"{lo}–{hi}"
 
 
 def test_the_readme_lists_every_outcome_and_verdict():
@@ -251,3 +201,28 @@ def test_the_findings_on_stalls_and_context_hold():
     growth = {f: _counter("huge_tool_output", f, "max_request_growth_bytes") for f in DEFAULTS}
     assert all(208_000 <= g <= 208_800 for f, g in growth.items() if f != "claude-agent-sdk"), growth
     assert 1_800 <= growth["claude-agent-sdk"] <= 2_000 and growth["claude-agent-sdk"] <= 16_384
+
+
+def test_the_speed_section_is_the_committed_bench_results_in_words():
+    """The README's speed section is `readme_speed` of reports/bench/results.json, word for word (its line breaks
+    aside): a new `make bench` means pasting `python -m tests.test_readme speed`."""
+    import json
+
+    from loopbench.bench.summary import readme_speed
+
+    results = json.loads((ROOT / "reports" / "bench" / "results.json").read_text())
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Speed\n", 1)[1].split("\n## ", 1)[0]
+    assert " ".join(section.split()) == " ".join(readme_speed(results).split())
+    assert set(results["frameworks"]) == set(COLUMNS), "the bench covers every framework"
+
+
+if __name__ == "__main__":  # `python -m tests.test_readme [speed]`: the text to paste after `make publish` / `make bench`
+    if sys.argv[1:] == ["speed"]:
+        import json
+
+        from loopbench.bench.summary import readme_speed
+
+        print(readme_speed(json.loads((ROOT / "reports" / "bench" / "results.json").read_text())))
+    else:
+        print(excerpt())

@@ -77,3 +77,58 @@ def markdown(results: dict[str, Any]) -> str:
               "| p50 < 2 ms |", ""]
     return "\n".join(lines)
 
+
+
+# ---- the README's speed section, in a user's terms: every number from results.json (tests/test_readme.py
+# checks that the README holds exactly this text for the committed results)
+NAMES = {"claude-agent-sdk": "the Claude Agent SDK", "google-adk": "Google ADK", "langgraph": "LangGraph",
+         "mastra": "Mastra", "openai-agents": "the OpenAI Agents SDK", "pydantic-ai": "pydantic-ai",
+         "vercel-ai": "the Vercel AI SDK"}
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _span(values: list[float], unit: str = " ms") -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo:g}{unit}" if lo == hi else f"{lo:g}–{hi:g}{unit}"
+
+
+def readme_speed(results: dict[str, Any]) -> str:
+    """The README's "Speed" bullets for `results` (reports/bench/results.json)."""
+    frameworks = results["frameworks"]
+    by_verdict: dict[str, list[str]] = {}
+    for fid, f in frameworks.items():
+        verdict = goal_verdict(f["plain_ratio_spread"]["wall"], f["plain_ratio_spread"]["cpu"])
+        by_verdict.setdefault(verdict, []).append(
+            f"{NAMES.get(fid, fid)} ({f['plain_wall_ratio']:g}× the wall time, {f['plain_cpu_ratio']:g}× the CPU)")
+    verdicts = "; ".join(f"{v} for {_listed(by_verdict[v])}" for v in ("met", "undecided", "not met")
+                         if v in by_verdict)
+    gaps = [f["gap_ms"] for f in frameworks.values()]
+    around = [f["around_adapter_ms"] for f in frameworks.values()]
+    plain = [f["plain_wall_ms"] for f in frameworks.values()]
+    suite, quick = results["suite"], results["quick"]
+    changed = suite["cells_changed_vs_published"] + quick["cells_changed_vs_published"]
+    m = results["machine"]
+    return "\n".join([
+        f"`make bench` (`loopbench bench`) measured on {m['cores']} cores at revision {m['loopbench_revision']} "
+        f"({results['date'][:10]}); every number below is in `reports/bench/results.json`, with the details in "
+        "`reports/bench/README.md`:",
+        "",
+        f"- **A run through loopbench against the same run in a plain script** (`support_draft_completes`, each "
+        f"framework's default idiom, no loopbench code in the script): the goal is ≤ {GOAL_RATIO:.2f}× and it is "
+        f"{verdicts}. The plain runs take {_span(plain)}; loopbench adds {_span(gaps)} to each, "
+        f"{_span(around)} of it around the adapter (registering the run, the trip to its worker process, judging, "
+        "the record) and the rest inside it (each tool call goes through the ledger, which keeps the ground "
+        "truth outside the framework; for a Node framework, the hop to its driver).",
+        f"- **The whole suite** ({suite['runs']} runs) took {suite['wall_s']:g} s, {suite['wall_to_bound']:g}× its "
+        f"lower bound of {suite['lower_bound_s']:g} s (its longest run, {suite['longest_run']}, "
+        f"{suite['longest_run_s']:g} s); `--quick` ({quick['runs']} runs, the `slow` scenarios left out) took "
+        f"{quick['wall_s']:g} s, {quick['wall_to_bound']:g}× its bound of {quick['lower_bound_s']:g} s. "
+        + ("Neither run changed a cell against `reports/published/`." if changed == 0 else
+           f"The two runs changed {changed} cell(s) against `reports/published/`."),
+        "- **Each framework's own cost per model call** (the workers' CPU less loopbench's own part), loopbench's "
+        "own CPU per run and peak memory are in `reports/bench/README.md` and in every report's "
+        "cost-per-model-call table; so is the model server's latency.",
+    ])
