@@ -205,6 +205,7 @@ class PrepareAnswer(BaseModel):
     held: int  # prepared instances the driver keeps unused, this one included
     evicted: list[str]  # older unused ones this prepare closed (their segment never came)
     driver_pid: int
+    cpu_us: int = 0  # the driver's CPU over the prepare (Node's process.cpuUsage): the set-up's cost
 
 
 @dataclass(frozen=True)
@@ -314,6 +315,7 @@ class MastraAdapter(NodeAdapter):
             raise DriverError(f"the Mastra driver's prepare answer is not protocol {PROTOCOL_VERSION}'s: {exc}"
                               ) from exc
         self._prepared = Prepared(key=ready.prepared, driver_pid=ready.driver_pid, store_existed=store_existed)
+        self.prepare_child_cpu_s = ready.cpu_us / 1e6  # the driver is a live child: the worker cannot see its CPU
 
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
         return await self._request(scenario, ctx, self._payload(scenario, ctx, "run"))

@@ -207,11 +207,16 @@ class Adapter(ABC):
         """The model id this idiom's model class sends for the scenario (harness/models.py)."""
         return scenario.model.id if cls.model_provider is None else model_for(scenario.model.id, cls.model_provider)
 
+    # the CPU a live child (a Node driver) spent in `prepare`, which the worker's clock cannot see (set by prepare)
+    prepare_child_cpu_s: float = 0.0
+
     async def prepare(self, scenario: Scenario, ctx: RunContext) -> None:
         """Set up what an application sets up before it starts a run — a store, a session service — for the
         segment `ctx` names, keeping it on this instance for `run` / `resume`. The worker calls it before the
         segment's clock starts (its time is recorded apart: `segments[].prepare_s`), so it eats into neither the
-        run's time nor the framework's own deadline. Nothing by default."""
+        run's time nor the framework's own deadline. An application does this once; loopbench does it for each
+        task (each has its own state), so its CPU counts as loopbench's own (`loopbench_worker_cpu_s`).
+        Nothing by default."""
         return None
 
     async def segment(self, scenario: Scenario, ctx: RunContext, snapshot: Path | None = None,

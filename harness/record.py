@@ -280,12 +280,12 @@ class Counters(BaseModel):
     cost_usd_observed: float | None = counter(
         "cost $", "the served usage priced by harness/judge/prices.py (null for a model without a price)")
     elapsed_s: float | None = counter("elapsed s", "wall time of the task's segments", timing=True)
-    cpu_s: float | None = counter("cpu s", "CPU time of the workers (and their children) in the segments",
-                                  timing=True)
+    cpu_s: float | None = counter("cpu s", "CPU time of the workers (and their children) in the segments and "
+                                  "their set-up (Adapter.prepare)", timing=True)
     loopbench_worker_cpu_s: float | None = counter(
         "loopbench CPU in workers s", "the part of `cpu_s` that was loopbench's own code (the tools' ledger "
-        "calls; for a framework run in another process, as Vercel's in Node, the worker's whole Python side), "
-        "not the framework's", timing=True)
+        "calls; for a framework run in another process, as Vercel's in Node, the worker's whole Python side; the "
+        "per-task set-up, which an application would do once), not the framework's", timing=True)
     loopbench_runner_cpu_s: float | None = counter(
         "loopbench CPU in runner s", "the runner's CPU for the task outside the workers: registration, snapshot "
         "copies, worker messages and settling, before judging (the model server's serving is not counted)", timing=True)

@@ -50,6 +50,7 @@ class WorkerAnswer(_Message):
     segment: SegmentResult | None = None
     elapsed_s: float = 0.0
     prepare_s: float | None = None  # the adapter's set-up before the segment's clock (Adapter.prepare)
+    prepare_cpu_s: float = 0.0  # its CPU (a live child's included): loopbench's own, per task
     cpu_s: float = 0.0
     own_cpu_s: float = 0.0  # the part of cpu_s that was loopbench's own code (`own_work`)
     peak_rss_mb: float = 0.0

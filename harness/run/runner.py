@@ -226,8 +226,9 @@ class Suite:
                     break
                 result = answer.segment
                 results.append(result)
-                cpu += answer.cpu_s
-                own += answer.own_cpu_s
+                # the per-task set-up is CPU spent for the segment, and loopbench's own (an app does it once)
+                cpu += answer.cpu_s + answer.prepare_cpu_s
+                own += answer.own_cpu_s + answer.prepare_cpu_s
                 rss = max(rss or 0.0, answer.peak_rss_mb)
                 segments.append(Segment(
                     kind=op, from_pause=pause, decisions=decisions, outcome_signals=result.signals,  # type: ignore[arg-type]

@@ -98,9 +98,10 @@ def handle(job: WorkerJob) -> WorkerAnswer:
     adapter = _adapter_class(job.framework).idioms()[job.variant]()
     scenario = _scenario(job.scenario_file)
     ctx = _context(job)
-    p0 = time.perf_counter()
+    p0, pc0 = time.perf_counter(), _cpu_s()
     _loop.run(adapter.prepare(scenario, ctx))  # an application's set-up: before the segment's clock
     prepare_s = time.perf_counter() - p0
+    prepare_cpu = _cpu_s() - pc0 + adapter.prepare_child_cpu_s
     # what lives now (the adapter's long-lived children, started at warm-up) outlives the segment; whatever
     # the segment starts does not, even what left this process group (reaper.py)
     kept = reaper.descendants()
@@ -117,7 +118,7 @@ def handle(job: WorkerJob) -> WorkerAnswer:
         reaper.end_strays(kept)  # also when the adapter raised; reaped before the CPU is read: theirs counts
     cpu, own = _cpu_s() - cpu0, OWN_WORK.take()
     return WorkerAnswer(ok=True, segment=segment, elapsed_s=elapsed, prepare_s=round(prepare_s, 4),
-                        cpu_s=cpu + segment.live_child_cpu_s,
+                        prepare_cpu_s=prepare_cpu, cpu_s=cpu + segment.live_child_cpu_s,
                         own_cpu_s=own + segment.live_child_own_cpu_s, peak_rss_mb=_peak_rss_mb(), pid=os.getpid())
 
 

@@ -48,7 +48,7 @@ class Sample:
     wall_s: float
     cpu_s: float
     requests: int
-    adapter_s: float | None = None  # loopbench's run: the adapter's own segment time, inside the worker
+    adapter_s: float | None = None  # loopbench's run: the adapter's segment and set-up time, inside the worker
 
 
 class PlainProcess:
@@ -113,8 +113,9 @@ def _loopbench_run(scenario: Scenario, suite: Suite, framework: str, variant: st
     if record.outcome != "completed":
         raise RuntimeError(f"loopbench's run of {framework} did not complete: {record.outcome} "
                            f"{record.error_reason}")
+    # the adapter's own time: its segments and their set-up (Adapter.prepare, outside the segment's clock)
     return Sample(wall, main_cpu + (record.counters.cpu_s or 0.0), record.counters.model_requests_observed or 0,
-                  sum(seg.elapsed_s for seg in record.segments)), record
+                  sum(seg.elapsed_s + (seg.prepare_s or 0.0) for seg in record.segments)), record
 
 
 def _plain_ground_truth(ledger_status: Any) -> Any:
