@@ -37,3 +37,15 @@ PUBLISHED_CLAIMS = {
 def test_each_published_claims_verdict_is_pinned():
     verdicts = {r.claim.id: r.verdict for r in check_claims(load_records(PUBLISHED))}
     assert verdicts == PUBLISHED_CLAIMS
+
+
+def test_the_publication_carries_a_stability_check_that_held_against_it():
+    """`make stability` ran the timing-sensitive cells beside a CPU hog against these very records, and no
+    repetition changed: the report's Stability section says so from stability.json."""
+    from loopbench.reports.stability import read_check
+
+    check = read_check(PUBLISHED.parent)
+    assert check is not None, "reports/published/stability.json is missing: run `make stability`"
+    revisions = {r.environment.get("loopbench_revision") for r in load_records(PUBLISHED)}
+    assert revisions == {check.against_revision} and check.holds and check.hog_processes >= 1
+    assert check.repetitions >= 3
