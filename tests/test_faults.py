@@ -120,6 +120,10 @@ def _cli_env() -> dict[str, str]:
     return {**os.environ, "LOOPBENCH_EXTRA_ADAPTERS": ",".join(f"{k}={v}" for k, v in DOUBLES.items())}
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _cli_run(tmp_path, *extra: str) -> tuple[subprocess.Popen[str], Path]:
     """`loopbench run` of the doubles in a subprocess, returned once two runs are recorded and the hanging
     double is running."""
@@ -127,8 +131,10 @@ def _cli_run(tmp_path, *extra: str) -> tuple[subprocess.Popen[str], Path]:
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "loopbench.cli", "run", "-f", "double-onecall", "-f", "double-hang",
            "-s", "support_draft_completes", "-s", "approval_pause", "--jobs", "1", "--out", str(out), *extra]
+    # Ctrl-C's default disposition, whoever started the tests: a shell script's background job (`make test &`)
+    # passes SIGINT down ignored, and a program started so rightly ignores Ctrl-C
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)
     results = out / "results.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (results.exists() and len(results.read_text().splitlines()) >= 2):
