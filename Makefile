@@ -14,7 +14,7 @@ UV_VERSION := 0.13.9
 export UV_CACHE_DIR := $(CURDIR)/$(VENV)/cache/uv
 export npm_config_cache := $(CURDIR)/$(VENV)/cache/npm
 
-.PHONY: install run test lint typecheck lock clean browser publish stability bench matrix offline-fixtures
+.PHONY: install run check test lint typecheck lock clean browser publish stability bench matrix offline-fixtures
 
 install: $(PY_STAMP) $(NODE_STAMPS)
 	@for d in $(NODE_DIRS); do stamp=$(VENV)/.node-installed-$$(basename $$d); \
@@ -47,7 +47,15 @@ browser:
 offline-fixtures: install
 	$(BIN)/python -m tests.offline_fixtures
 
-test: install browser offline-fixtures typecheck
+# The unit tier (tests/tiers.py): the modules that say `TIER = "unit"`, their tests that start no process and
+# import no SDK — the inner loop, under a minute. Only those modules are collected (collecting the others imports
+# SDKs and takes longer than the tier runs).
+UNIT_MODULES = $(shell grep -l '^TIER = "unit"' tests/test_*.py)
+check: install
+	$(BIN)/python -m pytest -q -m unit $(UNIT_MODULES)
+
+# The whole gate: lint, types and every tier (unit, process, suite).
+test: install browser offline-fixtures lint typecheck
 	LOOPBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q
 
 lint: install

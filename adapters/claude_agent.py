@@ -92,11 +92,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loopbench.adapters import kit
-from loopbench.adapters.kit import ANTHROPIC_ID_PREFIX
 from loopbench.harness.adapter import Adapter, Capabilities, RunContext
 from loopbench.harness.errors import LoopbenchError
 from loopbench.harness.ledger.http import LedgerClient
+from loopbench.harness.model_server import call_ids
+from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX
 from loopbench.harness.record import (
     Intent,
     LimitTranslation,
@@ -165,7 +165,7 @@ _CALL_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("loopbench
 
 
 def neutral_id(tool_use_id: str | None) -> str | None:
-    return kit.neutral_id(tool_use_id, ANTHROPIC_ID_PREFIX)
+    return call_ids.neutral_id(tool_use_id, ANTHROPIC_ID_PREFIX)
 
 
 def bare_name(tool_name: str) -> str:
@@ -200,6 +200,8 @@ class CLIKilled(LoopbenchError):
 class ClaudeAgentAdapter(Adapter):
     id = "claude-agent-sdk"
     distribution = "claude-agent-sdk"
+    display_name = "the Claude Agent SDK"
+    sdk_modules = ("claude_agent_sdk", "mcp")
     model_class = "claude_agent_sdk.ClaudeSDKClient (the Claude Code CLI's own Anthropic client)"
     model_provider = "anthropic"
     # each run starts its own Claude Code CLI process, which is where the model client lives: the worker holds
@@ -487,10 +489,8 @@ class ClaudeAgentAdapter(Adapter):
                          "Deny(interrupt=True); this idiom cannot pause")
             if NO_PAUSE not in unsupported:
                 unsupported = [*unsupported, NO_PAUSE]
-        mechanisms = self.mechanisms(scenario, self.mechanism_table)
-        unsupported = [*unsupported, *self.unsupported_tool_choice(mechanisms)]
-        common: dict[str, Any] = dict(settings=settings, limits=limits, unsupported=unsupported,
-                                      mechanisms=mechanisms)
+        # mechanisms and unsupported tool_choice: Adapter.declared()
+        common: dict[str, Any] = dict(settings=settings, limits=limits, unsupported=unsupported)
         counters = self._counters(seg, at_pause)
         extra: dict[str, Any] = {"api_retry_messages": seg.api_retries, "model_responses": len(seg.message_ids)}
         base: dict[str, Any] = {"ended": "raised" if exc is not None else "returned"}
@@ -620,3 +620,7 @@ class ClaudeCanUseTool(ClaudeAgentAdapter):
                    gated: list[str]) -> tuple[dict[str, Any], list[str]]:
         # a decision is applied in-process: nothing is ever saved and resumed
         return {"can_use_tool": self._can_use_tool(scenario, ctx, seg)}, [NO_PAUSE] if scenario.resumes else []
+
+
+# the framework's other idioms, in the order runs and reports show them
+ClaudeAgentAdapter.variant_classes = (ClaudeCanUseTool,)

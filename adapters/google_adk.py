@@ -122,9 +122,10 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
-from loopbench.adapters.kit import ANTHROPIC_ID_PREFIX, GEMINI_ID_PREFIX, ToolFailed, in_chain, neutral_id
+from loopbench.adapters.kit import ToolFailed, in_chain
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
+from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, GEMINI_ID_PREFIX, neutral_id
 from loopbench.harness.models import Provider
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
@@ -154,6 +155,9 @@ TOOL_ERROR_DICT = ("the tool returns the function-tools guide's error dict {'sta
 class GoogleADKAdapter(Adapter):
     id = "google-adk"
     distribution = "google-adk"
+    display_name = "Google ADK"
+    sdk_modules = ("google.adk", "google.genai", "anthropic")
+    claim_prefix = "ADK"
     model_class: ClassVar[str | None] = "google.adk.models.Gemini"
     model_provider: ClassVar[Provider | None] = "gemini"
     # anthropic: the `anthropic` variant's client (the runner lists a framework's packages once, from this class)
@@ -354,7 +358,7 @@ class GoogleADKAdapter(Adapter):
         agent = LlmAgent(name=AGENT_NAME, model=model, instruction="", tools=self._tools(scenario, ledger), **kwargs)
         return agent, settings
 
-    def _limits(self, scenario: Scenario) -> tuple[dict[str, Any], dict[str, LimitTranslation], list[str]]:
+    def _limits(self, scenario: Scenario) -> tuple[dict[str, Any], dict[str, LimitTranslation]]:
         from google.adk.agents.run_config import RunConfig
 
         n = scenario.limits.max_model_calls
@@ -368,10 +372,10 @@ class GoogleADKAdapter(Adapter):
             limits["max_model_calls"] = LimitTranslation(
                 neutral=n, native=f"RunConfig(max_llm_calls={n})",
                 note="checked before each model call; per invocation (a resume starts again at 0)")
-        missing = self.unsupported_limits(scenario)
-        for key, entry in missing.items():
+        # the limits it has no control for, with why (Adapter.declared() lists them as unsupported)
+        for key, entry in self.unsupported_limits(scenario).items():
             limits[key] = entry.model_copy(update={"note": UNSUPPORTED_NOTES[key]})
-        return kwargs, limits, list(missing)
+        return kwargs, limits
 
     # ------------------------------------------------------------------ running
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
@@ -407,12 +411,9 @@ class GoogleADKAdapter(Adapter):
 
         probe: dict[str, Any] = {}
         agent, settings = self._agent(scenario, ctx, probe)
-        run_kwargs, limits, unsupported = self._limits(scenario)
+        run_kwargs, limits = self._limits(scenario)
         settings.update(session_service=label, **run_kwargs)
-        mechanisms = self.mechanisms(scenario, self.mechanism_table)
-        unsupported += self.unsupported_tool_choice(mechanisms)
-        common: dict[str, Any] = dict(settings=settings, mechanisms=mechanisms, limits=limits,
-                                      unsupported=unsupported, notes=notes)
+        common: dict[str, Any] = dict(settings=settings, limits=limits, notes=notes)
         runner = Runner(agent=agent, app_name=APP_NAME, session_service=service)
         events: list[Any] = []
         try:
@@ -692,3 +693,7 @@ class GoogleADKAnthropic(GoogleADKAdapter):
         client = model.__dict__.get("client") or model.__dict__.get("_anthropic_client")
         if client is not None:
             await client.close()
+
+
+# the framework's other idioms, in the order runs and reports show them
+GoogleADKAdapter.variant_classes = (GoogleADKErrorDict, GoogleADKInMemory, GoogleADKAnthropic)

@@ -1,18 +1,9 @@
-"""Glue every adapter needs, written once: call-id prefixes, the exceptions an adapter raises into its
-framework's own error path, and reading an exception's chain."""
+"""Glue every adapter needs, written once: the exceptions an adapter raises into its framework's own error path,
+and reading an exception's chain (the call-id prefixes are the server's: harness/model_server/call_ids.py)."""
 
 from __future__ import annotations
 
 from loopbench.harness.errors import LoopbenchError
-
-OPENAI_ID_PREFIX = "call_"  # OpenAI Chat Completions / Responses tool-call ids: call_<scripted id>
-ANTHROPIC_ID_PREFIX = "toolu_"  # Anthropic Messages tool_use ids: toolu_<scripted id>
-GEMINI_ID_PREFIX = "fc_"  # Gemini generateContent functionCall ids: fc_<scripted id>
-
-
-def neutral_id(call_id: str | None, prefix: str = OPENAI_ID_PREFIX) -> str | None:
-    """The scripted call id behind a protocol's tool-call id (the server sends `<prefix><scripted id>`)."""
-    return call_id.removeprefix(prefix) if call_id else call_id
 
 
 class ToolFailed(LoopbenchError):

@@ -117,16 +117,10 @@ from collections import deque
 from pathlib import Path
 from typing import Any, ClassVar
 
-from loopbench.adapters.kit import (
-    ANTHROPIC_ID_PREFIX,
-    OPENAI_ID_PREFIX,
-    ToolDenied,
-    ToolFailed,
-    in_chain,
-    neutral_id,
-)
+from loopbench.adapters.kit import ToolDenied, ToolFailed, in_chain
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
+from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, OPENAI_ID_PREFIX, neutral_id
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
@@ -192,6 +186,8 @@ TOOL_ERROR_RAISED = "the tool raises ToolFailed; ToolNode's default handle_tool_
 class LangGraphAdapter(Adapter):
     id = "langgraph"
     distribution = "langgraph"
+    display_name = "LangGraph"
+    sdk_modules = ("langgraph", "langchain", "langchain_core", "langchain_anthropic", "langchain_openai")
     # the class LangChain's registry picks for a Claude model: init_chat_model("claude-sonnet-4-5") -> anthropic
     model_class = "langchain_anthropic.ChatAnthropic"
     model_provider = "anthropic"
@@ -449,7 +445,7 @@ class LangGraphAdapter(Adapter):
                     f"the first model step, L={loop} supersteps per model->tools loop",
         )
 
-    def _limits(self, scenario: Scenario, graph: Any) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    def _limits(self, scenario: Scenario, graph: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """(invocation config extras, limits record, unsupported)."""
         try:  # where langgraph keeps its default (private: only for the record)
             from langgraph._internal._config import DEFAULT_RECURSION_LIMIT as lg_default
@@ -467,11 +463,10 @@ class LangGraphAdapter(Adapter):
         else:
             extra, limits["max_model_calls"] = self._calls_translation(n, default, graph)
             config.update(extra)
-        missing = self.unsupported_limits(scenario)
-        for key, entry in missing.items():
+        # the limits it has no control for, with why (Adapter.declared() lists them as unsupported)
+        for key, entry in self.unsupported_limits(scenario).items():
             limits[key] = entry.model_copy(update={"note": UNSUPPORTED_NOTES[key]})
-        unsupported = list(missing)
-        return config, limits, unsupported
+        return config, limits
 
     # ------------------------------------------------------------------ running
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
@@ -533,15 +528,13 @@ class LangGraphAdapter(Adapter):
                      ) -> tuple[SegmentResult, list[tuple[str, str, list[PendingCall]]], int | None]:
         """(result, pending interrupt groups after the invocation, interrupts pending before it)."""
         graph, settings = self._graph(scenario, ctx, saver)
-        extra_config, limits, unsupported = self._limits(scenario, graph)
+        extra_config, limits = self._limits(scenario, graph)
         config: dict[str, Any] = {**extra_config}
         if saver is not None:
             config["configurable"] = {"thread_id": thread_id}
             settings["thread_id"] = "the business task's run id"
         settings.update({k: v for k, v in extra_config.items()})
-        mechanisms = self.mechanisms(scenario, self.mechanism_table)
-        unsupported += self.unsupported_tool_choice(mechanisms)
-        common: dict[str, Any] = dict(settings=settings, mechanisms=mechanisms, limits=limits, unsupported=unsupported)
+        common: dict[str, Any] = dict(settings=settings, limits=limits)
 
         prior_ids: set[str] = set()
         before: int | None = None
@@ -814,3 +807,7 @@ class LangGraphOpenAICompatible(LangGraphAdapter):
     def _native_tool_choice(choice: str) -> Any:
         """ChatOpenAI.bind_tools takes the neutral values as they are ('required', 'none', 'auto', a name)."""
         return choice
+
+
+# the framework's other idioms, in the order runs and reports show them
+LangGraphAdapter.variant_classes = (LangGraphStateGraph, LangGraphModelCallLimit, LangGraphOpenAICompatible)

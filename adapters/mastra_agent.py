@@ -236,6 +236,8 @@ def _capabilities(resume: str) -> Capabilities:
 class MastraAdapter(NodeAdapter):
     id = "mastra"
     distribution = "@mastra/core"  # an npm package: versions come from adapters/mastra/node_modules
+    display_name = "Mastra"
+    claim_prefix = "MA"
     model_class: ClassVar[str | None] = ANTHROPIC_ROUTE
     model_provider: ClassVar[Provider | None] = "anthropic"
     package_index = "npm"
@@ -522,3 +524,6 @@ class MastraOpenAICompatible(MastraAdapter):
     model_class: ClassVar[str | None] = ("Mastra model router: {id: 'openai/<model>', url, apiKey}, a custom "
                                          "OpenAI-compatible endpoint (@ai-sdk/openai-compatible, Chat Completions)")
 
+
+# the framework's other idioms, in the order runs and reports show them
+MastraAdapter.variant_classes = (MastraStream, MastraOpenAICompatible)

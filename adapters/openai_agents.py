@@ -67,9 +67,10 @@ import weakref
 from pathlib import Path
 from typing import Any, ClassVar
 
-from loopbench.adapters.kit import ToolFailed, in_chain, neutral_id
+from loopbench.adapters.kit import ToolFailed, in_chain
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
+from loopbench.harness.model_server.call_ids import neutral_id
 from loopbench.harness.models import Provider
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
@@ -98,6 +99,8 @@ def _client(base_url: str, api_key: str) -> Any:
 class OpenAIAgentsAdapter(Adapter):
     id = "openai-agents"
     distribution = "openai-agents"
+    display_name = "the OpenAI Agents SDK"
+    sdk_modules = ("agents", "openai")
     # the quick start's (its home provider's) class, sending the model table's OpenAI model (module docstring)
     model_class: ClassVar[str | None] = "agents.OpenAIResponsesModel"
     model_provider: ClassVar[Provider | None] = "openai"
@@ -202,7 +205,7 @@ class OpenAIAgentsAdapter(Adapter):
             extra["model_settings"] = ModelSettings(tool_choice=opening[0])
         return Agent(name="assistant", model=model, tools=[make_tool(n) for n in scenario.tools], **extra)
 
-    def _run_kwargs(self, scenario: Scenario, handled: list[bool]) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    def _run_kwargs(self, scenario: Scenario, handled: list[bool]) -> tuple[dict[str, Any], dict[str, Any]]:
         from agents.run import DEFAULT_MAX_TURNS
 
         kwargs: dict[str, Any] = {}
@@ -214,10 +217,7 @@ class OpenAIAgentsAdapter(Adapter):
         else:
             limits["max_model_calls"] = LimitTranslation(neutral=None,
                                                          native=f"max_turns default ({DEFAULT_MAX_TURNS})")
-        missing = self.unsupported_limits(scenario)
-        limits.update(missing)
-        unsupported = list(missing)
-        return kwargs, limits, unsupported
+        return kwargs, limits  # the limits it cannot express: Adapter.declared()
 
     # ---- running
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
@@ -242,15 +242,13 @@ class OpenAIAgentsAdapter(Adapter):
         from agents import Runner
 
         handled: list[bool] = []
-        kwargs, limits, unsupported = self._run_kwargs(scenario, handled)
+        kwargs, limits = self._run_kwargs(scenario, handled)
         settings = {k: v for k, v in kwargs.items() if k != "error_handlers"}
         if "error_handlers" in kwargs:
             settings["error_handlers"] = sorted(kwargs["error_handlers"])
         if agent.model_settings.tool_choice is not None:
             settings.update(tool_choice=agent.model_settings.tool_choice, reset_tool_choice=agent.reset_tool_choice)
-        mechanisms = self.mechanisms(scenario, self.mechanism_table)
-        unsupported += self.unsupported_tool_choice(mechanisms)
-        common: dict[str, Any] = dict(settings=settings, mechanisms=mechanisms, limits=limits, unsupported=unsupported)
+        common: dict[str, Any] = dict(settings=settings, limits=limits)
         try:
             result = await Runner.run(agent, start, **kwargs)
         except Exception as exc:  # the framework ended by raising: map the signal
@@ -320,17 +318,17 @@ class OpenAIAgentsHandledMaxTurns(OpenAIAgentsAdapter):
     about = ('error_handlers={"max_turns": ...} returns an answer instead of raising; otherwise the default '
              '(OpenAIResponsesModel, gpt-4.1)')
 
-    def _run_kwargs(self, scenario: Scenario, handled: list[bool]) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    def _run_kwargs(self, scenario: Scenario, handled: list[bool]) -> tuple[dict[str, Any], dict[str, Any]]:
         from agents import RunErrorHandlerResult
 
-        kwargs, limits, unsupported = super()._run_kwargs(scenario, handled)
+        kwargs, limits = super()._run_kwargs(scenario, handled)
 
         def on_max_turns(_data: Any) -> Any:
             handled.append(True)
             return RunErrorHandlerResult(final_output=HANDLED_ANSWER)
 
         kwargs["error_handlers"] = {"max_turns": on_max_turns}
-        return kwargs, limits, unsupported
+        return kwargs, limits
 
 
 class OpenAIAgentsChatCompletions(OpenAIAgentsAdapter):
@@ -344,3 +342,7 @@ class OpenAIAgentsChatCompletions(OpenAIAgentsAdapter):
         from agents import OpenAIChatCompletionsModel
 
         return OpenAIChatCompletionsModel(model=model_id, openai_client=client)
+
+
+# the framework's other idioms, in the order runs and reports show them
+OpenAIAgentsAdapter.variant_classes = (OpenAIAgentsHandledMaxTurns, OpenAIAgentsChatCompletions)

@@ -116,10 +116,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
 
-from loopbench.adapters.kit import ANTHROPIC_ID_PREFIX, OPENAI_ID_PREFIX, ToolDenied, in_chain, neutral_id
+from loopbench.adapters.kit import ToolDenied, in_chain
 from loopbench.adapters.kit import ToolFailed as RaisedToolError
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
+from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, OPENAI_ID_PREFIX, neutral_id
 from loopbench.harness.record import (
     LimitKind,
     LimitTranslation,
@@ -199,6 +200,9 @@ TOOL_ERROR_RETRY = ("the tool raises ModelRetry(text), for a recoverable error a
 class PydanticAIAdapter(Adapter):
     id = "pydantic-ai"
     distribution = "pydantic-ai-slim"
+    display_name = "pydantic-ai"
+    sdk_modules = ("pydantic_ai", "anthropic", "openai")
+    claim_prefix = "PA"
     model_class = "pydantic_ai.models.anthropic.AnthropicModel"
     model_provider = "anthropic"
     packages = ("anthropic", "openai", "genai-prices")
@@ -356,7 +360,7 @@ class PydanticAIAdapter(Adapter):
         agent = Agent(model, tools=self._tools(scenario, ledger), **kwargs)
         return agent, settings
 
-    def _limits(self, scenario: Scenario) -> tuple[dict[str, Any], dict[str, LimitTranslation], list[str]]:
+    def _limits(self, scenario: Scenario) -> tuple[dict[str, Any], dict[str, LimitTranslation]]:
         """(run kwargs, limits record, unsupported)."""
         from pydantic_ai.usage import UsageLimits
 
@@ -387,9 +391,7 @@ class PydanticAIAdapter(Adapter):
             kwargs["timeout"] = lim.deadline_s
             limits["deadline_s"] = LimitTranslation(neutral=lim.deadline_s, native=f"timeout={lim.deadline_s}",
                                                     note="the run is cancelled and raises RunTimedOut")
-        missing = self.unsupported_limits(scenario)
-        limits.update(missing)
-        return kwargs, limits, list(missing)
+        return kwargs, limits  # the limits it cannot express: Adapter.declared()
 
     # ---------------------------------------------------------------- running
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
@@ -430,15 +432,13 @@ class PydanticAIAdapter(Adapter):
                      start: dict[str, Any], extra: dict[str, Any]) -> SegmentResult:
         from pydantic_ai import DeferredToolRequests
 
-        kwargs, limits, unsupported = self._limits(scenario)
+        kwargs, limits = self._limits(scenario)
         settings = {**settings, "usage_limits": {k: (float(v) if isinstance(v, Decimal) else v)
                                                  for k, v in vars(kwargs["usage_limits"]).items()
                                                  if v is not None and not isinstance(v, bool)}}
         if "timeout" in kwargs:
             settings["timeout"] = kwargs["timeout"]
-        mechanisms = self.mechanisms(scenario, self.mechanism_table)
-        unsupported += self.unsupported_tool_choice(mechanisms)
-        common: dict[str, Any] = dict(settings=settings, mechanisms=mechanisms, limits=limits, unsupported=unsupported)
+        common: dict[str, Any] = dict(settings=settings, limits=limits)
         usage_box: list[Any] = []
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -641,3 +641,7 @@ class PydanticAIRaiseFatal(PydanticAIAdapter):
 
     def _fatal(self, text: str) -> Exception:
         return RaisedToolError(text)
+
+
+# the framework's other idioms, in the order runs and reports show them
+PydanticAIAdapter.variant_classes = (PydanticAIIter, PydanticAIConversation, PydanticAIOpenAIChat, PydanticAIRaiseFatal)

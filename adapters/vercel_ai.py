@@ -331,6 +331,7 @@ STOP_NOTES = ("a step limit returns normally with finishReason 'tool-calls': the
 class VercelAIAdapter(NodeAdapter):
     id = "vercel-ai"
     distribution = "ai"  # an npm package: versions come from adapters/vercel/node_modules
+    display_name = "the Vercel AI SDK"
     # the SDK's provider for Claude, as its docs connect it (`createAnthropic({baseURL, apiKey})(modelId)`)
     model_class = "@ai-sdk/anthropic createAnthropic(...)"
     model_provider = "anthropic"
@@ -583,3 +584,7 @@ class VercelOpenAICompatible(VercelAIAdapter):
         *STOP_NOTES,
         "retries: maxRetries 2 (2 s, then 4 s): the OpenAI-style 429 carries no retry hint; x-should-retry is not "
         "read (probes/retry_headers.mjs)")})
+
+
+# the framework's other idioms, in the order runs and reports show them
+VercelAIAdapter.variant_classes = (VercelToolLoopAgent, VercelOpenAICompatible)

@@ -5,7 +5,8 @@ client against the scripted server, and reports native signals and per-segment c
 which scenario it runs beyond what the scenario file says (tools, prompt, neutral limits, approval policy).
 The SDK is imported lazily inside the adapter module; the core never imports a framework SDK. The registry
 names each framework's default class; each other variant is a subclass declaring `variant` and `about` that
-overrides only what its idiom changes (`Adapter.idioms()` finds them), so no adapter branches on its variant.
+overrides only what its idiom changes, listed on the default class (`variant_classes`), so no adapter branches on
+its variant.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from loopbench.harness.models import Provider, model_for
 from loopbench.harness.record import Capabilities, Intent, LimitTranslation, NeutralLimit, SegmentResult
 from loopbench.harness.scenario import Scenario
 
-# id -> "module:Class". Modules are imported only when the adapter is used.
-REGISTRY: dict[str, str] = {
+# id -> "module:Class" of the built-in adapters. Modules are imported only when the adapter is used.
+BUILTIN_ADAPTERS: dict[str, str] = {
     "openai-agents": "loopbench.adapters.openai_agents:OpenAIAgentsAdapter",
     "claude-agent-sdk": "loopbench.adapters.claude_agent:ClaudeAgentAdapter",
     "langgraph": "loopbench.adapters.langgraph_agent:LangGraphAdapter",
@@ -34,7 +35,10 @@ REGISTRY: dict[str, str] = {
     "google-adk": "loopbench.adapters.google_adk:GoogleADKAdapter",
     "mastra": "loopbench.adapters.mastra_agent:MastraAdapter",
 }
-BUILTIN = frozenset(REGISTRY)
+BUILTIN = frozenset(BUILTIN_ADAPTERS)
+# every registered adapter: the built-ins, then the plug-ins, read on first use (`registry()`), not at import
+REGISTRY: dict[str, str] = dict(BUILTIN_ADAPTERS)
+_plugins_read = False
 ENTRY_POINT_GROUP = "loopbench.adapters"  # an installed package's adapters: `id = "module:Class"` (docs/adapters.md)
 REFUSED: list[str] = []  # plug-ins that could not be registered, and why (shown by `loopbench list`)
 EXTRA_ADAPTERS_ENV = "LOOPBENCH_EXTRA_ADAPTERS"
@@ -58,14 +62,34 @@ def _register_plugins() -> None:
             REGISTRY[fid] = target
 
 
-_register_plugins()
+def registry() -> dict[str, str]:
+    """Every registered adapter, id -> "module:Class": the plug-ins are read the first time it is asked."""
+    global _plugins_read
+    if not _plugins_read:
+        _plugins_read = True
+        _register_plugins()
+    return REGISTRY
 
 
-def register_for_workers(fid: str, target: str) -> None:
-    """Register an adapter here and, through the environment the workers inherit, in every worker started
-    after this (`--loop-cmd`)."""
-    REGISTRY[fid] = target
-    os.environ[EXTRA_ADAPTERS_ENV] = ",".join(filter(None, [os.environ.get(EXTRA_ADAPTERS_ENV), f"{fid}={target}"]))
+def register(fid: str, target: str) -> None:
+    """Register an adapter in this process (`--loop-cmd`); workers get it from each job (`adapter_target`)."""
+    registry()[fid] = target
+
+
+def adapter_target(framework: str) -> str:
+    """The "module:Class" a worker imports for `framework`, as registered here: a job names it, so a worker finds
+    a plug-in or a `--loop-cmd` adapter without reading any registry of its own."""
+    try:
+        return registry()[framework]
+    except KeyError:
+        raise _unknown("unknown framework", framework, sorted(registry())) from None
+
+
+def load_adapter(target: str) -> type[Adapter]:
+    """The adapter class a "module:Class" target names (its module imported now)."""
+    module, _, name = target.partition(":")
+    cls: type[Adapter] = getattr(importlib.import_module(module), name)
+    return cls
 
 
 @dataclass(frozen=True)
@@ -140,6 +164,16 @@ class Adapter(ABC):
     # resolved with uv's --exclude-newer-package; npm: each dependency of `node_project`'s package.json other than
     # `distribution` and its `runtime` (npm's --before)
     companions: ClassVar[tuple[str, ...]] = ()
+    # the Python modules of the framework and of the provider clients it drives (a prefix: `google.adk` covers
+    # `google.adk.agents`): the only SDKs its adapter module may import, the ones mypy finds but does not analyse
+    # (pyproject's overrides), and the ones the core and the unit tests never import (tests/test_layers.py,
+    # tests/tiers.py). Empty for a framework that runs outside Python (a Node driver)
+    sdk_modules: ClassVar[tuple[str, ...]] = ()
+    # how prose names the framework ("the OpenAI Agents SDK"): the README's generated sentences; None: its id
+    display_name: ClassVar[str | None] = None
+    # the id prefix of the framework's own documented claims in reports/claims.yaml (`PA` for PA01, PA02, …);
+    # None: its claims are among the seed claims (C01…), which name their framework each
+    claim_prefix: ClassVar[str | None] = None
     # `loopbench bench`'s plain script (a file in loopbench/plain/, no loopbench code: the framework driven as its
     # docs show, one JSON request per stdin line); None: the bench leaves the framework out
     plain_script: ClassVar[str | None] = None
@@ -150,17 +184,17 @@ class Adapter(ABC):
         prepare things in: by default this Python on the script."""
         return [sys.executable, str(script)]
 
+    # the framework's other idioms, listed on its registered class once they are defined (each a subclass declaring
+    # its own `variant` and `about`), in the order runs and reports show them:
+    # `MyAdapter.variant_classes = (MyStreaming, MyOtherProvider)` at the end of the adapter module
+    variant_classes: ClassVar[tuple[type[Adapter], ...]] = ()
+
     @classmethod
     def idioms(cls) -> dict[str, type[Adapter]]:
-        """This framework's variants, by id: this class and each subclass that declares a `variant` of its own
-        (in definition order, the default first)."""
+        """This framework's variants, by id: this class, then its listed `variant_classes`."""
         found: dict[str, type[Adapter]] = {cls.variant: cls}
-        stack = list(cls.__subclasses__())
-        while stack:
-            sub = stack.pop(0)
-            if "variant" in sub.__dict__:
-                found.setdefault(sub.variant, sub)
-            stack.extend(sub.__subclasses__())
+        for sub in cls.variant_classes:
+            found.setdefault(sub.variant, sub)
         return found
 
     @classmethod
@@ -229,7 +263,24 @@ class Adapter(ABC):
         else:
             result = await self.resume(scenario, snapshot, decisions or {}, ctx)
         settings = {**result.settings, "model_class": self.model_class, "model": self.model_id(scenario)}
-        return result.model_copy(update={"settings": settings})
+        return self.declared(scenario, result).model_copy(update={"settings": settings})
+
+    def declared(self, scenario: Scenario, result: SegmentResult) -> SegmentResult:
+        """The step every segment shares, filled here from the adapter's declared data so no adapter can skip
+        it (as pydantic-ai's `Model.prepare_request()`): a mechanism for each intent the scenario states (the
+        adapter's own words where it gave them, else its `mechanism_table`); each neutral limit the scenario sets
+        that the framework has no native control for, untranslated (`native` None); and in `unsupported` every
+        limit left untranslated and every `tool_choice` intent the idiom cannot express — what the adapter listed
+        first, in its order. A cell that could not be set up is then recorded as unsupported, never as deviating."""
+        mechanisms = self.mechanisms(scenario, {**self.mechanism_table, **result.mechanisms})
+        limits = {str(k): v for k, v in result.limits.items()}
+        limits.update({k: v for k, v in self.unsupported_limits(scenario).items() if k not in limits})
+        untranslated = [name for name, t in limits.items() if t.native is None and t.neutral is not None]
+        unsupported = list(result.unsupported)
+        for item in [*untranslated, *self.unsupported_tool_choice(mechanisms)]:
+            if item not in unsupported:
+                unsupported.append(item)
+        return result.model_copy(update={"mechanisms": mechanisms, "limits": limits, "unsupported": unsupported})
 
     @classmethod
     def unsupported_limits(cls, scenario: Scenario) -> dict[str, LimitTranslation]:
@@ -292,12 +343,7 @@ def _unknown(what: str, name: str, available: list[str]) -> BadInput:
 
 
 def adapter_class(framework: str, variant: str = "default") -> type[Adapter]:
-    try:
-        target = REGISTRY[framework]
-    except KeyError:
-        raise _unknown("unknown framework", framework, sorted(REGISTRY)) from None
-    module, _, name = target.partition(":")
-    cls: type[Adapter] = getattr(importlib.import_module(module), name)
+    cls = load_adapter(adapter_target(framework))
     idioms = cls.idioms()
     if variant not in idioms:
         raise _unknown(f"{framework} has no variant", variant, list(idioms))
@@ -315,7 +361,7 @@ class FrameworkInfo:
 
 def describe_frameworks() -> list[FrameworkInfo]:
     out = []
-    for fid in sorted(REGISTRY):
+    for fid in sorted(registry()):
         try:
             cls = adapter_class(fid)
         except ImportError as exc:  # the adapter module itself failed to import

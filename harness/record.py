@@ -16,6 +16,7 @@ v4 (see its docstring).
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
@@ -44,6 +45,16 @@ NeutralLimit = Literal["max_model_calls", "max_total_tokens", "max_cost_usd", "d
 # recoverable (or a timeout: the call may be tried again) / as fatal (a definitive failure)
 Intent = Literal["deny_stop", "deny_continue", "approval_pause", "reject", "tool_choice_first", "tool_choice_later",
                  "tool_error_recoverable", "tool_error_fatal"]
+
+
+
+class FailOn(StrEnum):
+    """What fails a run or a comparison, one vocabulary for `run --fail-on`, `diff --fail-on`, JUnit and the pytest
+    plugin (loopbench/fail_on.py says which each offers; reports/junit.py's `failing` decides)."""
+
+    error = "error"  # a run loopbench or its scenario could not carry out (outcome error or script_error)
+    deviation = "deviation"  # any verdict but conforms
+    change = "change"  # `diff` only: a cell on both sides behaves differently
 
 
 def column_of(framework: str, variant: str) -> str:

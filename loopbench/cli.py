@@ -26,13 +26,12 @@ from loopbench.commands import run as run_cmd
 from loopbench.commands import scenarios as scenarios_cmd
 from loopbench.commands import serve as serve_cmd
 from loopbench.commands import stability as stability_cmd
-from loopbench.commands.common import err, out  # the consoles, importable from here as before
-from loopbench.commands.exit_policy import BAD_INPUT, RunFailOn
-from loopbench.commands.results import DiffFailOn, DiffFormat
+from loopbench.commands.common import err
+from loopbench.commands.exit_policy import BAD_INPUT
+from loopbench.commands.results import DiffFormat
 from loopbench.commands.scenarios import SchemaKind
 from loopbench.harness.errors import BadInput
-
-__all__ = ["DiffFailOn", "DiffFormat", "RunFailOn", "SchemaKind", "app", "err", "main", "out"]
+from loopbench.harness.record import FailOn
 
 
 def _fail(exc: BadInput) -> typer.Exit:
@@ -116,7 +115,7 @@ def run(
     ] = None,
     junit: Annotated[Path | None, typer.Option(
         "--junit", help="also write JUnit XML: a testcase per cell, failed by --fail-on")] = None,
-    fail_on: Annotated[list[RunFailOn] | None, typer.Option(
+    fail_on: Annotated[list[FailOn] | None, typer.Option(
         "--fail-on", help="exit 1 when a run is an error (default) or, with deviation, any verdict but conforms "
                           "(repeatable)")] = None,
 ) -> None:
@@ -178,7 +177,7 @@ def diff(
         "--format", help="md (a table) or json (docs/diff.schema.json)")] = DiffFormat.md,
     framework: Annotated[list[str] | None, typer.Option(
         "--framework", "-f", help="compare only F or F:VARIANT (repeatable)")] = None,
-    fail_on: Annotated[list[DiffFailOn] | None, typer.Option(
+    fail_on: Annotated[list[FailOn] | None, typer.Option(
         "--fail-on", help="exit 1 on change (default), and/or on deviation or error in NEW (repeatable)")] = None,
 ) -> None:
     """Behaviour changes between two result sets (exit 0 unchanged, 1 changed, 2 bad input).

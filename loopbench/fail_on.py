@@ -5,8 +5,9 @@ one default, one decision.
   not be (`script_error`: no turn of its script answers a request)
 - `deviation`: any verdict but conforms (a run that hung deviates)
 
-The decision is reports/junit.py's `failing` (what `run --junit` fails a testcase on and `run`'s exit code
-reads); this module only names the choices, so the command line and the pytest plugin offer the same ones.
+The vocabulary is harness/record.py's `FailOn` (which `diff --fail-on` shares, with `change`); the decision is
+reports/junit.py's `failing` (what `run --junit` fails a testcase on and `run`'s exit code reads); this module
+only names a run's choices, so the command line and the pytest plugin offer the same ones.
 Kept light (no import of the reports until a record is judged): the pytest plugin imports it in every pytest
 session.
 """
@@ -14,32 +15,24 @@ session.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import Any
 
-if TYPE_CHECKING:
-    from loopbench.reports.junit import FailOn
+from loopbench.harness.errors import BadInput, InputProblem
+from loopbench.harness.record import FailOn
 
-
-class RunFailOn(StrEnum):
-    """What `run --fail-on` fails on."""
-
-    error = "error"  # a run loopbench or its scenario could not carry out (outcome error or script_error)
-    deviation = "deviation"  # any verdict but conforms
-
-
-CHOICES = tuple(k.value for k in RunFailOn)
-DEFAULT = (RunFailOn.error.value,)
+RUN_FAIL_ON = (FailOn.error, FailOn.deviation)  # what a run can fail on (`change` needs two results: `diff`)
+CHOICES = tuple(k.value for k in RUN_FAIL_ON)
+DEFAULT = (FailOn.error.value,)
 
 
 def fail_on_kinds(fail_on: Iterable[str] | None) -> list[FailOn]:
-    """`--fail-on` as the kinds `failing` checks: `error` when none is given (each kind once, in order)."""
-    kinds: list[FailOn] = [k for k in dict.fromkeys(str(k) for k in fail_on or ()) if _is_kind(k)]
-    return kinds or ["error"]
-
-
-def _is_kind(k: str) -> TypeGuard[FailOn]:
-    return k in CHOICES
+    """A run's `--fail-on` as the kinds `failing` checks: `error` when none is given (each kind once, in order);
+    `change` is bad input (a run has nothing to compare with)."""
+    kinds = [FailOn(k) for k in dict.fromkeys(str(k) for k in fail_on or ())]
+    if FailOn.change in kinds:
+        raise BadInput([InputProblem("--fail-on", "", "change compares two result sets: use `loopbench diff "
+                                     "BASE NEW --fail-on change`; a run fails on error or deviation")])
+    return kinds or [FailOn.error]
 
 
 def failing(record: Any, kinds: Iterable[str]) -> str | None:

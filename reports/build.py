@@ -12,8 +12,7 @@ pictures, the environment (date, loopbench revision, Python/Node, every framewor
 
 This module is the entry: which formats, written where. What the reports show is computed in
 reports/data.py and laid out by reports/markdown_report.py, reports/html_report.py and reports/summary.py
-(summary.json); matrix.csv is the matrix as is. The names other modules have imported from here are
-re-exported.
+(summary.json); matrix.csv is the matrix as is. It re-exports nothing: a name is imported from its own module.
 """
 
 from __future__ import annotations
@@ -23,16 +22,10 @@ from pathlib import Path
 
 from loopbench.harness.errors import BadInput, InputProblem
 from loopbench.reports.data import Pictures, ReportData, draw_elsewhere, report_data
-from loopbench.reports.html_report import CSS, SCRIPT, esc, html_table, render_html
+from loopbench.reports.html_report import render_html
 from loopbench.reports.load import load_results
-from loopbench.reports.markdown_report import md_table, render_markdown
-from loopbench.reports.notes import CLAIM_MARK
-from loopbench.reports.summary import render_json, summary
-
-__all__ = [
-    "CLAIM_MARK", "CSS", "FORMATS", "SCRIPT", "ReportData", "build_reports", "esc", "html_against", "html_table",
-    "md_table", "render_csv", "render_html", "render_json", "render_markdown", "report_data", "summary",
-]
+from loopbench.reports.markdown_report import render_markdown
+from loopbench.reports.summary import render_json
 
 FORMATS = frozenset({"md", "html", "csv", "json"})
 

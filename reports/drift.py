@@ -14,10 +14,11 @@ import pandas as pd
 from packaging.version import InvalidVersion, Version
 
 from loopbench.harness.record import RunRecord, column_of
-from loopbench.reports.build import CSS, html_table, md_table
 from loopbench.reports.cells import Cell, cells, column_sort_key
 from loopbench.reports.diff import compare_cells
 from loopbench.reports.formatting import VERDICT_MARK, fmt
+from loopbench.reports.html_report import CSS, html_table
+from loopbench.reports.markdown_report import md_table
 
 
 def _version_key(v: str | None) -> tuple[int, Any]:

@@ -13,16 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
 
 from junitparser import Error, Failure, JUnitXml, Properties, Property, Skipped, TestCase, TestSuite
 
-from loopbench.harness.record import RunRecord
+from loopbench.harness.record import FailOn, RunRecord
 from loopbench.reports.cells import cells
 from loopbench.reports.diff import DiffOut
 from loopbench.reports.formatting import deviation_text
-
-FailOn = Literal["error", "deviation", "change"]
 
 
 def failing(rec: RunRecord, fail_on: Iterable[FailOn]) -> str | None:

@@ -1,19 +1,23 @@
-"""Shared fixtures, and the `suite` marker: every test that needs the shared full-suite run (through the
-`suite_run` fixture) is marked `suite`, so `pytest -m "not suite"` is the quick loop."""
+"""Shared fixtures, and the test tiers (tests/tiers.py): every test is marked `unit`, `process` or `suite`, a
+unit test runs under the guard that refuses processes and SDK imports, and the shared suite run covers the
+frameworks the collected suite tests need (only its own when a framework's adapter module runs alone)."""
 
 from __future__ import annotations
 
 import itertools
 import os
 import secrets
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from loopbench.harness.scenario import SCENARIO_DIR, Scenario, load_defaults, parse_scenario
+from tests import tiers
 from tests.offline_fixtures import use_project_caches
 
 # uv and npm, for every test and its children, read the checkout's caches only (never the machine's)
@@ -107,17 +111,76 @@ def register(model_server: tuple[Any, str]) -> Iterator[Callable[[Scenario], tup
 
 
 @pytest.fixture(scope="session")
-def suite_run() -> Path:
-    """The results directory of the shared full-suite run (every framework, variant and scenario; run once)."""
+def suite_run(request: pytest.FixtureRequest) -> Path:
+    """The results directory of the shared suite run (every variant and scenario of the frameworks this session's
+    suite tests need; run once)."""
     from tests.suite_helpers import full_suite
 
-    return full_suite()
+    return full_suite(suite_frameworks(request.session.items))
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def suite_frameworks(items: list[pytest.Item]) -> tuple[str, ...] | None:
+    """The frameworks the collected suite tests read: the union of their modules' `SUITE_FRAMEWORKS`; None (every
+    framework) as soon as one suite test's module does not name its own."""
+    named: set[str] = set()
     for item in items:
-        if "suite_run" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.suite)
+        if tiers.tier_of(item) != "suite":
+            continue
+        own = getattr(item.module, "SUITE_FRAMEWORKS", None)
+        if own is None:
+            return None
+        named.update(own)
+    return tuple(sorted(named))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for tier, what in (("unit", "starts no process, imports no SDK (`make check`)"),
+                       ("process", "may start processes (workers, drivers, a CLI, an install)"),
+                       ("suite", "reads the shared suite run (its frameworks' every variant and scenario)")):
+        config.addinivalue_line("markers", f"{tier}: {what}")
+
+
+@pytest.hookimpl(tryfirst=True)  # the tiers' marks are set before `-m` selects by them
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(getattr(pytest.mark, tiers.tier_of(item)))
+    # a module imported at collection is outside any test's guard: when only unit modules were collected, none of
+    # them may have brought an SDK in
+    config.stash[_ONLY_UNIT] = bool(items) and all(
+        getattr(i.module, tiers.UNIT_MARK, None) == "unit" for i in items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if session.config.stash.get(_ONLY_UNIT, False):
+        sdks = tiers.sdk_modules()
+        loaded = sorted(m for m in sys.modules if tiers.is_sdk(m, sdks))
+        if loaded:
+            raise pytest.UsageError(f"collecting the unit tier imported an SDK: {', '.join(loaded[:5])}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    return (yield from _guarded(item))  # a unit test's fixtures are held to its tier too
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    return (yield from _guarded(item))
+
+
+def _guarded(item: pytest.Item) -> Iterator[None]:
+    if tiers.tier_of(item) != "unit":
+        return (yield)
+    with tiers.unit_guard(item.nodeid, _sdks()):
+        return (yield)
+
+
+@cache
+def _sdks() -> tuple[str, ...]:
+    return tiers.sdk_modules()
+
+
+_ONLY_UNIT = pytest.StashKey[bool]()
 
 
 @pytest.fixture

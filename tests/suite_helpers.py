@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from functools import cache
 from pathlib import Path
 
 from loopbench.harness.adapter import adapter_class, resolve_selection
@@ -19,18 +18,33 @@ from loopbench.harness.scenario import load_scenarios
 SUITE_JOBS = os.cpu_count() or 1
 
 
-@cache
-def full_suite() -> Path:
-    """Run the suite once (every available framework and variant); the results directory."""
+_ran: list[tuple[tuple[str, ...] | None, Path]] = []  # (frameworks, results dir): this session's suite run
+
+
+def full_suite(frameworks: tuple[str, ...] | None = None) -> Path:
+    """Run the suite once per session (every available variant of `frameworks`, every framework when None); the
+    results directory. A later call needing frameworks the run left out is a wrong test selection, said so."""
+    if _ran:
+        ran, out = _ran[0]
+        if ran is not None and (frameworks is None or not set(frameworks) <= set(ran)):
+            raise AssertionError(f"the session's suite run covers {ran}, not {frameworks or 'every framework'}")
+        return out
     out = Path(tempfile.mkdtemp(prefix="loopbench-suite-"))
-    variants = [(f, v) for f, v in resolve_selection([]) if adapter_class(f).unavailable_reason() is None]
+    variants = [(f, v) for f, v in resolve_selection(list(frameworks or ())) if
+                adapter_class(f).unavailable_reason() is None]
     run_suite(RunPlan(scenarios=load_scenarios(), variants=variants, jobs=SUITE_JOBS, out_dir=out,
                       show_progress=False))
+    _ran.append((frameworks, out))
     return out
 
 
+def suite_dir() -> Path:
+    """This session's suite run (every framework's, when none ran yet)."""
+    return _ran[0][1] if _ran else full_suite()
+
+
 def suite_records() -> list[RunRecord]:
-    lines = (full_suite() / "results.jsonl").read_text().splitlines()
+    lines = (suite_dir() / "results.jsonl").read_text().splitlines()
     return [RunRecord.model_validate(json.loads(line)) for line in lines]
 
 

@@ -21,9 +21,10 @@ import pytest
 
 from loopbench.harness.judge.prices import cost_usd
 from loopbench.harness.record import RunRecord
-from tests.suite_helpers import full_suite, run_framework
+from tests.suite_helpers import run_framework, suite_dir
 
 FRAMEWORK = "claude-agent-sdk"
+SUITE_FRAMEWORKS = (FRAMEWORK,)  # run alone, the suite run is this framework's only
 VARIANTS = ("default", "can-use-tool")
 SLOW = "model_outage"
 NO_PAUSE = "approval_pause: can_use_tool is an in-process callback"
@@ -57,7 +58,7 @@ def _cli_processes_under(root: Path) -> list[int]:
 
 @pytest.fixture(scope="module")
 def suite(suite_run) -> tuple[dict[tuple[str, str], RunRecord], Path]:
-    return run_framework(FRAMEWORK), full_suite()
+    return run_framework(FRAMEWORK), suite_dir()
 
 
 @pytest.fixture(scope="module")

@@ -31,6 +31,8 @@ from loopbench.matrix import frameworks as matrix_frameworks
 from loopbench.reports.claims import load_claims
 from tests.suite_helpers import suite_records
 
+TIER = "unit"
+
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 LOCKED = {canonicalize_name(m.group(1)): m.group(2)
@@ -261,3 +263,15 @@ def test_no_signal_is_made_up(columns, framework, variant):
                 assert all(v is None for k, v in seg.counters.model_dump().items() if k != "cumulative"), sid
             assert (sig.limit is None) == (sig.limit_signal is None), (sid, "a limit comes with how it was signalled")
             assert not sig.pending or sig.ended == "paused", (sid, "pending calls only at a pause")
+
+
+@pytest.mark.parametrize("fid", FRAMEWORKS)
+def test_every_variant_class_of_an_adapter_module_is_listed_on_its_framework(fid):
+    """A variant is found from its framework's `variant_classes`, never by searching subclasses: one defined and
+    not listed would silently not run."""
+    cls = adapter_class(fid)
+    module = sys.modules[cls.__module__]
+    defined = [c for c in vars(module).values() if isinstance(c, type) and issubclass(c, cls)
+               and c.__module__ == module.__name__ and "variant" in c.__dict__ and c is not cls]
+    assert set(defined) == set(cls.variant_classes), (fid, defined)
+    assert list(cls.idioms()) == [cls.variant, *(c.variant for c in cls.variant_classes)]

@@ -14,6 +14,8 @@ import pytest
 from loopbench.harness.record import RunRecord
 from tests.suite_helpers import run_framework
 
+SUITE_FRAMEWORKS = ("google-adk",)  # run alone, the suite run is this framework's only
+
 VARIANTS = ("default", "error-dict", "in-memory", "anthropic")
 GEMINI = ("default", "error-dict", "in-memory")  # ADK's quick start: its Gemini class, the table's Gemini model
 PERSISTENT = ("default", "error-dict", "anthropic")  # SqliteSessionService in the task dir

@@ -15,6 +15,8 @@ from loopbench.harness.record import RunRecord
 from loopbench.harness.scenario import load_scenarios
 from tests.suite_helpers import run_framework
 
+SUITE_FRAMEWORKS = ("langgraph",)  # run alone, the suite run is this framework's only
+
 VARIANTS = ("default", "stategraph", "model-call-limit", "openai-compatible")
 CREATE_AGENT = ("default", "model-call-limit", "openai-compatible")  # the variants that build create_agent
 RECURSION_LIMIT = ("default", "stategraph", "openai-compatible")  # the variants that limit calls so

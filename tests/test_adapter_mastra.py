@@ -28,6 +28,8 @@ from loopbench.harness.scenario import Scenario, load_scenarios
 from tests.conftest import MiniHarness
 from tests.suite_helpers import run_framework
 
+SUITE_FRAMEWORKS = ("mastra",)  # run alone, the suite run is this framework's only
+
 VARIANTS = ("default", "stream", "openai-compatible")
 # the wire protocol each variant's model route speaks (the server's request log says which one arrived)
 PROTOCOL = {"default": "anthropic_messages", "stream": "anthropic_messages", "openai-compatible": "openai_chat"}

@@ -10,6 +10,8 @@ import pytest
 from loopbench.harness.record import RunRecord
 from tests.suite_helpers import run_framework
 
+SUITE_FRAMEWORKS = ("openai-agents",)  # run alone, the suite run is this framework's only
+
 VARIANTS = ("default", "handled-max-turns", "chat-completions")
 # variant -> the model class it drives, the model it sends, the protocol that carries it: the quick start's
 # Responses model with the model table's OpenAI model; the Chat Completions route with the scenario's Claude

@@ -12,6 +12,8 @@ from loopbench.harness.record import RunRecord
 from loopbench.harness.scenario import SCENARIO_DIR, load_scenarios
 from tests.suite_helpers import run_framework
 
+SUITE_FRAMEWORKS = ("pydantic-ai",)  # run alone, the suite run is this framework's only
+
 VARIANTS = ("default", "iter", "conversation", "openai-chat", "raise-fatal")
 # AnthropicModel + AnthropicProvider; openai-chat: OpenAIChatModel
 ANTHROPIC = ("default", "iter", "conversation", "raise-fatal")

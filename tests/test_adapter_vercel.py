@@ -28,6 +28,8 @@ from loopbench.harness.scenario import Scenario, load_scenarios
 from tests.conftest import MiniHarness
 from tests.suite_helpers import run_framework
 
+SUITE_FRAMEWORKS = ("vercel-ai",)  # run alone, the suite run is this framework's only
+
 VARIANTS = ("default", "tool-loop-agent", "openai-compatible")
 # the provider each variant reaches Claude through: its model class, the driver's words, the wire protocol
 ROUTES = {

@@ -11,12 +11,15 @@ import sys
 from pathlib import Path
 
 import jsonschema
+import pytest
 from junitparser import Error, Failure, JUnitXml, Properties, Skipped
 from typer.testing import CliRunner
 
 from loopbench.cli import app
 from loopbench.reports.diff import DiffOut, compare_results
 from tests.edit_results import rewritten
+
+TIER = "unit"
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "reports_small"
@@ -28,6 +31,7 @@ def _cases(path: Path) -> dict[tuple[str, str], object]:
     return {(c.classname, c.name): c for suite in xml for c in suite}
 
 
+@pytest.mark.process
 def test_run_writes_junit_and_fails_by_fail_on(tmp_path, doubles):
     runner = CliRunner()
     out = tmp_path / "out"
@@ -104,6 +108,7 @@ def test_diff_junit_fail_on_and_framework_selection(tmp_path):
     assert bad.exit_code == 2 and "'nope' ran in neither result set" in bad.output
 
 
+@pytest.mark.process
 def test_progress_without_a_terminal_is_a_line_per_run_and_a_summary(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "loopbench.cli", "run", "-f", "openai-agents:default", "-s", "support_*",

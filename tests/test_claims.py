@@ -7,9 +7,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from loopbench.harness.adapter import BUILTIN, adapter_class
 from loopbench.harness.errors import BadInput
 from loopbench.reports.claims import CLAIMS_FILE, check_claims, evaluate, known_claim_ids, load_claims
 from loopbench.reports.load import load_records
+
+TIER = "unit"
 
 DATA = Path(__file__).parent / "data" / "reports_small"
 RUNAWAY_OA = "runaway_step_limit-openai-agents-default-r1-254c8f"
@@ -31,7 +34,7 @@ def test_claims_file_keeps_every_claim_and_gives_predicates() -> None:
     claims = load_claims()
     # the seed claims C01-C18 (the article's, several frameworks' docs), then each added framework's own, by prefix
     assert [c.id for c in claims if c.id.startswith("C")] == [f"C{i:02d}" for i in range(1, 19)]
-    prefixes = {"PA": "pydantic-ai", "ADK": "google-adk", "MA": "mastra"}
+    prefixes = {cls.claim_prefix: fid for fid in BUILTIN if (cls := adapter_class(fid)).claim_prefix}
     for c in claims:
         if not c.id.startswith("C"):
             assert prefixes[c.id.rstrip("0123456789")] == c.framework, c.id

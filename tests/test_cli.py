@@ -6,10 +6,13 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from loopbench.cli import app
 from loopbench.harness.scenario import SCENARIO_DIR
+
+TIER = "unit"
 
 runner = CliRunner()
 
@@ -63,6 +66,7 @@ def test_serve_on_a_port_in_use_exits_2_with_a_clear_message():
     assert f"port {port} on 127.0.0.1 is already in use" in result.output
 
 
+@pytest.mark.process
 def test_report_and_diff_refuse_what_is_not_a_results_file(tmp_path: Path):
     bogus = tmp_path / "results.jsonl"
     bogus.write_text('{"hello": "world"}\n')

@@ -12,6 +12,8 @@ import pytest
 from loopbench.harness.errors import BadInput, SchemaMismatch
 from loopbench.reports.diff import diff_results
 
+TIER = "unit"
+
 DATA = Path(__file__).parent / "data" / "reports_small"
 
 

@@ -20,6 +20,8 @@ from loopbench.harness.record import RunRecord, column_of
 from loopbench.harness.scenario import load_scenarios
 from tests.suite_helpers import suite_records
 
+TIER = "unit"
+
 SCENARIOS = {s.id for s in load_scenarios()}
 # every (framework, variant) of the registry, by its column: what the shared suite run runs (when available)
 COLUMNS: dict[str, tuple[str, str]] = {column_of(f, v): (f, v) for f, v in resolve_selection([])}

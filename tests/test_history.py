@@ -12,6 +12,8 @@ from typer.testing import CliRunner
 from loopbench.cli import app
 from loopbench.harness.results.history import point_latest
 
+TIER = "unit"
+
 RUN = ["run", "-f", "double-onecall", "-s", "support_draft_completes", "--jobs", "1"]
 
 
@@ -29,6 +31,7 @@ def _run_ids(results: Path) -> list[str]:
     return [json.loads(x)["run_id"] for x in (results / "results.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.process
 def test_two_runs_without_out_keep_both_result_sets_and_latest_points_to_the_newest(here):
     first = _run()
     assert first.exit_code == 0, first.output
@@ -49,6 +52,7 @@ def test_two_runs_without_out_keep_both_result_sets_and_latest_points_to_the_new
     assert diffed.exit_code == 0 and str(sets[0]) in diffed.output and "latest" in diffed.output, diffed.output
 
 
+@pytest.mark.process
 def test_latest_moves_only_once_the_new_run_has_a_record(here):
     assert _run().exit_code == 0
     before = (here / "results" / "latest").resolve()
@@ -57,6 +61,7 @@ def test_latest_moves_only_once_the_new_run_has_a_record(here):
     assert (here / "results" / "latest").resolve() == before
 
 
+@pytest.mark.process
 def test_an_existing_out_needs_continue_or_force(here):
     out = here / "mine"
     assert _run("--out", str(out)).exit_code == 0
@@ -69,6 +74,7 @@ def test_an_existing_out_needs_continue_or_force(here):
     assert cont.exit_code == 0 and "(1 already there)" in cont.output
 
 
+@pytest.mark.process
 def test_continue_without_out_finishes_the_latest(here):
     assert _run().exit_code == 0
     latest = (here / "results" / "latest").resolve()

@@ -16,6 +16,8 @@ from typer.testing import CliRunner
 from loopbench.cli import app
 from loopbench.harness.scenario import SCENARIO_DIR
 
+TIER = "unit"
+
 GOOD = "support_draft_completes"
 RESUMING = "approval_approved_resume"
 Edit = Callable[[dict[str, Any]], None]
@@ -197,6 +199,7 @@ BAD_RESULTS: list[tuple[str, Callable[[list[bytes]], bytes], str]] = [
 ]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("command", ["report", "diff", "show"])
 @pytest.mark.parametrize("case, make, expected", BAD_RESULTS, ids=[c[0] for c in BAD_RESULTS])
 def test_a_bad_results_file_is_file_line_reason_with_exit_2(tmp_path, command, case, make, expected):
@@ -209,6 +212,7 @@ def test_a_bad_results_file_is_file_line_reason_with_exit_2(tmp_path, command, c
     assert f"{bad}: {expected}" in result.output.replace("\n", " ") and "Traceback" not in result.output
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("command", ["report", "diff", "show"])
 def test_a_last_line_torn_inside_a_utf8_character_is_dropped_with_a_warning_line(tmp_path, command):
     good = _published_lines(3)

@@ -17,6 +17,8 @@ from loopbench.harness.adapter import adapter_class
 from loopbench.harness.errors import BadInput, close_matches, did_you_mean, shown
 from loopbench.harness.scenario import SCENARIO_DIR, expand_paths, load_defaults, load_scenarios, parse_scenario
 
+TIER = "unit"
+
 GOOD = yaml.safe_load((SCENARIO_DIR / "support_draft_completes.yaml").read_text())
 
 
@@ -175,3 +177,12 @@ def test_an_unknown_framework_or_variant_suggests_the_closest(doubles):
     with pytest.raises(BadInput, match=r"double-onecall has no variant 'defualt' \(did you mean 'default'\?\); "
                                        r"available: default"):
         adapter_class("double-onecall", "defualt")
+
+
+def test_a_run_that_would_fail_on_change_is_refused_before_anything_runs(tmp_path):
+    """`change` is a diff's (two result sets); a run offered one FailOn vocabulary refuses it, naming diff."""
+    result = CliRunner().invoke(app, ["run", "-f", "openai-agents", "-s", "support_draft_completes",
+                                      "--fail-on", "change", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "--fail-on: change compares two result sets: use `loopbench diff" in result.output
+    assert not (tmp_path / "out").exists()

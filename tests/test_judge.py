@@ -17,6 +17,8 @@ from loopbench.harness.record import (
 )
 from loopbench.harness.scenario import load_scenarios
 
+TIER = "unit"
+
 SCENARIOS = {s.id: s for s in load_scenarios()}
 
 

@@ -16,6 +16,8 @@ from loopbench.harness.ledger.store import Ledger
 from loopbench.harness.markers import ERROR_MARK, RECEIPT_MARK, result_status
 from loopbench.harness.scenario import SCENARIO_DIR, parse_scenario
 
+TIER = "unit"
+
 DEFAULTS = yaml.safe_load((SCENARIO_DIR / "_suite.yaml").read_text())
 
 

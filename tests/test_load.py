@@ -6,12 +6,15 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+import pytest
 
 from loopbench.harness.ledger.http import TOKEN_HEADER, ledger_routes
 from loopbench.harness.ledger.store import Ledger
 from loopbench.harness.markers import result_status
 from loopbench.harness.model_server import ModelServer, running
 from loopbench.harness.scenario import load_scenarios
+
+TIER = "unit"
 
 RUNS = 200
 TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {}}}}
@@ -36,6 +39,7 @@ async def _one_run(client: httpx.AsyncClient, base: str, run_id: str, key: str) 
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": out.json()["text"]})
 
 
+@pytest.mark.process
 def test_200_concurrent_runs_lose_nothing_and_stay_apart():
     scenario = next(s for s in load_scenarios() if s.id == "support_draft_completes")
     ledger = Ledger()

@@ -21,6 +21,8 @@ from loopbench.reports.drift import drift, matrix_frame, render
 from loopbench.reports.load import load_records
 from tests import offline_fixtures
 
+TIER = "unit"
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "reports_small"
 
@@ -85,6 +87,7 @@ def _matrix(tmp_path: Path, out: Path) -> subprocess.CompletedProcess[str]:
         cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
 
 
+@pytest.mark.process
 def test_a_two_release_matrix_builds_runs_merges_and_reuses_its_environments(tmp_path):
     if (why := offline_fixtures.missing()) is not None:
         pytest.fail(why)

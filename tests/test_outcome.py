@@ -12,6 +12,8 @@ from loopbench.harness.judge.outcome import LIMIT_AS_ANSWER, OutcomeRule, comple
 from loopbench.harness.record import LedgerEntry, NativeSignals, PendingCall
 from loopbench.harness.scenario import Completion
 
+TIER = "unit"
+
 RETURNED = NativeSignals(ended="returned", final_text="done")
 HOLDS = (True, "ok")
 POLICY = Path(__file__).resolve().parent.parent / "docs" / "policy.md"

@@ -20,6 +20,8 @@ import pytest
 
 from tests import offline_fixtures
 
+TIER = "unit"
+
 ROOT = Path(__file__).resolve().parent.parent
 UV = Path(sys.executable).parent / "uv"
 PACKAGE_DIRS = ("loopbench", "harness", "adapters", "reports", "scenarios")
@@ -46,6 +48,7 @@ def wheel_venv(tmp_path_factory) -> Path:
     return venv
 
 
+@pytest.mark.process
 def test_the_wheel_runs_a_scenario_from_another_directory(wheel_venv, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -71,6 +74,7 @@ def test_the_wheel_runs_a_scenario_from_another_directory(wheel_venv, tmp_path):
     assert (elsewhere / "out" / "report.html").exists()
 
 
+@pytest.mark.process
 def test_the_old_top_level_names_are_not_installed(wheel_venv, tmp_path):
     for name in ("harness", "adapters", "reports"):
         done = subprocess.run([str(wheel_venv / "bin" / "python"), "-c", f"import {name}"], cwd=tmp_path,

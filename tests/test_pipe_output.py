@@ -21,6 +21,8 @@ from loopbench.commands.run import selection_why
 from loopbench.reports.load import load_results
 from loopbench.reports.show import run_sections, show_run
 
+TIER = "unit"
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "reports_small"
 CASES = ROOT / "tests" / "data" / "tool_choice"
@@ -42,6 +44,7 @@ def _whole(word: str, text: str) -> bool:
     return re.search(rf"(?<![\w:.-]){re.escape(word)}(?![\w-])", text) is not None
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("columns", [None, "80"])
 def test_piped_list_keeps_every_id_and_header_whole(columns):
     listed = json.loads(_cli("list", "--json").stdout)
@@ -80,6 +83,7 @@ def test_a_terminal_still_gets_the_rich_table_at_its_width(monkeypatch):
     assert "┃" in text and max(len(x) for x in text.splitlines()) <= 60
 
 
+@pytest.mark.process
 def test_piped_show_keeps_ids_headers_and_cells_whole():
     run_id = "runaway_step_limit-openai-agents-default-r1-254c8f"
     done = _cli("show", run_id, "--results", str(DATA), columns="80")
@@ -109,6 +113,7 @@ def test_show_run_without_a_width_keeps_every_cell_of_every_run_whole():
                 assert any(all(c in x for c in cells) for x in text.splitlines()), (rec.run_id, sec.title, row)
 
 
+@pytest.mark.process
 def test_a_run_says_first_what_it_runs_and_why_and_last_which_report_to_open(tmp_path, doubles):
     done = _cli("run", "--scenarios", str(CASES), "-f", "double-onecall", "--jobs", "1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]

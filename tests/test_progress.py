@@ -13,6 +13,8 @@ import pytest
 
 from loopbench.harness.run.progress import NO_ETA_YET, LiveProgress, PlainProgress
 
+TIER = "unit"
+
 
 class Clock:
     def __init__(self) -> None:

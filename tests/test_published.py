@@ -10,6 +10,8 @@ from loopbench.reports.claims import check_claims
 from loopbench.reports.diff import diff_results
 from loopbench.reports.load import load_records
 
+TIER = "unit"
+
 PUBLISHED = Path(__file__).resolve().parent.parent / "reports" / "published" / "results.jsonl"
 
 

@@ -11,9 +11,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from loopbench.harness.adapter import BUILTIN
 from loopbench.harness.record import column_of
 from loopbench.reports.cells import cells
 from loopbench.reports.load import load_records
+
+TIER = "unit"
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -21,8 +24,7 @@ PUBLISHED = ROOT / "reports" / "published" / "results.jsonl"
 MARK = {"conforms": "✓", "deviates": "⚠", "unsupported": "⊘", "error": "✖"}
 # README column -> (framework, variant): each framework's default idiom, by the report's own column names (the
 # report has every variant)
-COLUMNS = {column_of(f, "default"): (f, "default") for f in (
-    "claude-agent-sdk", "google-adk", "langgraph", "mastra", "openai-agents", "pydantic-ai", "vercel-ai")}
+COLUMNS = {column_of(f, "default"): (f, "default") for f in sorted(BUILTIN)}
 ROWS = ("runaway_step_limit", "default_limits", "token_budget", "cost_budget", "deadline_slow_model",
         "approval_approved_resume", "resume_twice", "resume_keeps_allowance", "denied_action", "tool_transient_error",
         "write_timeout_unknown", "model_transient_error", "model_outage")

@@ -18,6 +18,8 @@ from loopbench.harness.record import (
 )
 from loopbench.harness.scenario import Expect
 
+TIER = "unit"
+
 
 def req(seq, *, status=200, retry=False, prompt=100, calls=(), model="claude-sonnet-4-5"):
     return RequestLogEntry(seq=seq, t_s=seq * 0.1, protocol="openai_chat", path="/v1/chat/completions", stream=False,

@@ -25,6 +25,8 @@ from loopbench.reports.cells import cells
 from loopbench.reports.load import load_records
 from tests.edit_results import rewritten
 
+TIER = "unit"
+
 DATA = Path(__file__).parent / "data" / "reports_small"
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -229,6 +231,7 @@ def test_a_report_against_a_baseline_marks_the_changed_cell(browser, tmp_path: P
 
 
 # ---------------------------------------------------------------- every mark explains itself (no browser needed)
+@pytest.mark.process
 def test_the_html_glossary_names_every_outcome_and_verdict(report: Path) -> None:
     from loopbench.reports.notes import UNDESCRIBED
 
@@ -243,6 +246,7 @@ def test_the_html_glossary_names_every_outcome_and_verdict(report: Path) -> None
     assert 'href="#glossary"' in page.split('<section id="matrix">')[1]
 
 
+@pytest.mark.process
 def test_every_deviating_html_cell_says_what_deviates_and_marks_its_outcome(tmp_path: Path) -> None:
     from loopbench.reports.severity import describe
 

@@ -31,6 +31,8 @@ from loopbench.reports.load import ResultsWarning, load_records, load_results
 from loopbench.reports.show import show_run
 from tests.edit_results import rewritten
 
+TIER = "unit"
+
 DATA = Path(__file__).parent / "data" / "reports_small"
 
 
@@ -160,6 +162,7 @@ def test_environment_lists_every_framework_package(records) -> None:
 
 
 # ---------------------------------------------------------------- build
+@pytest.mark.process
 def test_build_reports_writes_every_format(results_dir: Path) -> None:
     paths = build_reports(results_dir, set(FORMATS))
     names = {p.name for p in paths}
@@ -212,6 +215,7 @@ def test_build_reports_subset_and_bad_format(results_dir: Path) -> None:
         build_reports(results_dir, {"pdf"})
 
 
+@pytest.mark.process
 def test_build_reports_keeps_going_past_a_torn_line(results_dir: Path) -> None:
     f = results_dir / "results.jsonl"
     f.write_text(f.read_text() + '{"schema_version": 1, "run_id": "x')
@@ -346,6 +350,7 @@ def _reps(records: list[RunRecord]) -> dict[tuple[str, str], RunRecord]:
     return {(c.scenario, c.column): c.rep for c in cells(records)}
 
 
+@pytest.mark.process
 def test_every_deviating_cell_of_report_md_says_what_deviates(tmp_path: Path) -> None:
     from loopbench.reports.severity import describe
 
@@ -379,6 +384,7 @@ def test_every_deviating_cell_of_report_md_says_what_deviates(tmp_path: Path) ->
     assert len(set(runaway)) == 1
 
 
+@pytest.mark.process
 def test_a_deviating_outcome_carries_a_cross(tmp_path: Path) -> None:
     d = _doctored(tmp_path)
     build_reports(d, {"md"})
@@ -393,6 +399,7 @@ def test_a_deviating_outcome_carries_a_cross(tmp_path: Path) -> None:
     assert failed.startswith("⚠ failed ✗ · ")
 
 
+@pytest.mark.process
 def test_the_glossary_names_every_outcome_and_verdict(results_dir: Path) -> None:
     from loopbench.reports.notes import UNDESCRIBED, outcome_glossary, policy_href, verdict_glossary
 
@@ -417,6 +424,7 @@ def test_the_glossary_names_every_outcome_and_verdict(results_dir: Path) -> None
     assert policy_href(results_dir) is None
 
 
+@pytest.mark.process
 def test_a_report_lists_only_the_claims_about_the_frameworks_in_its_run(results_dir: Path) -> None:
     from loopbench.reports.claims import claims_about, load_claims
 

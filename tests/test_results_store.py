@@ -7,6 +7,8 @@ import pytest
 from loopbench.harness.errors import BadInput
 from loopbench.harness.results.store import ResultsStore, split_lines
 
+TIER = "unit"
+
 LINE = '{"scenario": "s", "framework": "f", "variant": "default", "repetition": 1}'
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import psutil
+import pytest
 from typer.testing import CliRunner
 
 from loopbench.cli import app
@@ -14,6 +15,8 @@ from loopbench.harness.ledger.store import Ledger
 from loopbench.harness.model_server import ModelServer, running
 from loopbench.harness.run.runner import RunPlan, run_suite
 from loopbench.harness.scenario import load_scenarios
+
+TIER = "unit"
 
 FAKE_SECRET = "sk-loopbench-FAKE-SECRET-0123456789"
 
@@ -30,6 +33,7 @@ def test_every_server_binds_to_loopback_only():
         assert new == {"127.0.0.1"}
 
 
+@pytest.mark.process
 def test_no_environment_secret_reaches_records_traces_or_logs(tmp_path, monkeypatch, doubles):
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "LOOPBENCH_TEST_TOKEN"):
         monkeypatch.setenv(var, FAKE_SECRET)
@@ -55,6 +59,7 @@ def test_an_output_dir_that_cannot_be_written_is_bad_input(tmp_path: Path):
     assert "not writable" in result.output
 
 
+@pytest.mark.process
 def test_proxy_variables_never_carry_loopback_traffic(tmp_path, monkeypatch):
     """HTTP(S)_PROXY / ALL_PROXY point at a local listener that records whatever reaches it: a run of every
     framework sends it nothing (children get an allow-listed environment and loopback is exempt)."""

@@ -12,6 +12,8 @@ from loopbench.harness.errors import BadInput
 from loopbench.harness.scenario import SCENARIO_DIR, load_scenarios, scenario_files
 from loopbench.reports.claims import known_claim_ids
 
+TIER = "unit"
+
 GOOD = SCENARIO_DIR / "support_draft_completes.yaml"
 
 

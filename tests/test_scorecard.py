@@ -15,13 +15,16 @@ from typer.testing import CliRunner
 from loopbench.cli import app
 from loopbench.harness.record import Deviation, RunRecord
 from loopbench.reports.baseline import compare_with
-from loopbench.reports.build import build_reports, report_data, summary
+from loopbench.reports.build import build_reports
 from loopbench.reports.cells import cells
+from loopbench.reports.data import report_data
 from loopbench.reports.load import load_records, load_results
 from loopbench.reports.scorecard import scorecard, scorecard_frame
 from loopbench.reports.severity import POLICY_END, POLICY_START, describe, severity_table_markdown, worst
-from loopbench.reports.summary import Summary
+from loopbench.reports.summary import Summary, summary
 from tests.edit_results import rewritten
+
+TIER = "unit"
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "reports_small"
@@ -93,6 +96,7 @@ def test_a_loopbench_error_is_not_counted_against_the_framework(records):
     assert "1 error" in limits.text() and limits.worst_scenario != "cost_budget"
 
 
+@pytest.mark.process
 def test_the_worst_line_names_only_deviating_cells(records, tmp_path):
     """The most severe deviation of a category on an unsupported (⊘) cell is never its worst line: the worst comes
     from the ⚠ cells, and a category with only ⊘ cells among the rest has none."""
@@ -147,6 +151,7 @@ def test_a_baseline_marks_and_explains_each_change(records, tmp_path):
     assert b.common == 20 and b.one_sided == ["only in new: scenario huge_tool_output (2 cells)"]
 
 
+@pytest.mark.process
 def test_report_and_diff_html_with_a_baseline(tmp_path):
     base = _doctored_baseline(tmp_path)
     new = tmp_path / "new"

@@ -7,6 +7,8 @@ import pytest
 from loopbench.harness.errors import ScriptViolation
 from loopbench.harness.model_server.script import Conversation, ToolResult, resolve_tool, result_status, select
 
+TIER = "unit"
+
 CATALOGUE = ["get_ticket", "lookup_policy", "send_reply", "check_status", "search_kb"]  # what a client offers
 R = "[loopbench-receipt:L1]"
 E = "[loopbench-error:recoverable:L2]"

@@ -5,12 +5,14 @@ bug before anything runs."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from loopbench.harness.adapter import resolve_selection
 from loopbench.harness.judge.outcome import OutcomeRule
+from loopbench.harness.record import RunRecord
 from loopbench.harness.run.ideal import script_problems, walk
 from loopbench.harness.run.runner import RunPlan, run_suite
 from loopbench.harness.scenario import expand_paths, load_scenarios
@@ -36,13 +38,19 @@ def test_the_built_in_suite_has_no_script_an_ideal_loop_cannot_finish():
     assert {s.id: script_problems(s) for s in load_scenarios() if script_problems(s)} == {}
 
 
+@pytest.fixture(scope="module")
+def bug_records(tmp_path_factory) -> dict[tuple[str, str], RunRecord]:
+    """The runtime bug on every variant, in one run (a runner per variant would start each framework again)."""
+    out = tmp_path_factory.mktemp("script-bug")
+    run_suite(RunPlan(scenarios=[_bug("ticket_answer_bug")], variants=resolve_selection([]), jobs=os.cpu_count() or 1,
+                      out_dir=out, hard_margin_s=30, show_progress=False))
+    return {(r.framework, r.variant): r for r in load_records(out)}
+
+
 @pytest.mark.parametrize("framework,variant", resolve_selection([]))
-def test_a_script_bug_is_the_scenarios_error_on_every_framework(tmp_path, framework, variant):
+def test_a_script_bug_is_the_scenarios_error_on_every_framework(bug_records, framework, variant):
     """The ticket's receipt has no answer in the script: every framework sends it back, none is to blame."""
-    plan = RunPlan(scenarios=[_bug("ticket_answer_bug")], variants=[(framework, variant)], jobs=1, out_dir=tmp_path, hard_margin_s=30,
-                   show_progress=False)
-    run_suite(plan)
-    (r,) = load_records(tmp_path)
+    r = bug_records[(framework, variant)]
     assert (r.outcome, r.outcome_rule, r.verdict) == ("script_error", OutcomeRule.SCRIPT_ERROR, "error"), (
         r.outcome, r.error_reason, r.violations)
     reason = r.error_reason or ""

@@ -15,6 +15,8 @@ from loopbench.harness.errors import BadInput, UnknownRun
 from loopbench.harness.model_server import ModelServer, running, serve_forever
 from loopbench.harness.model_server.app import bind
 
+TIER = "unit"
+
 TEXT = [{"id": "hello", "text": "hello"}]
 
 
@@ -185,6 +187,7 @@ async def test_count_tokens_checks_the_key_before_it_reads_the_body():
     assert response.status_code == 401
 
 
+@pytest.mark.process
 def test_an_idle_connection_stays_open_past_every_client_pools_expiry(model_server):
     """A request, 6 s idle (past httpx's 5 s pool expiry and uvicorn's default keep-alive), a second request on
     the same connection: the server must not close it first, or a client reusing it at that moment fails."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+TIER = "unit"
+
 R = "[loopbench-receipt:L1]"
 SCRIPT = [
     {"id": "read_ticket", "calls": [{"id": "ticket_1", "tool": "get_ticket", "args": {"ticket_id": "T-1"}}],
@@ -15,6 +17,7 @@ SCRIPT = [
 ]
 
 
+@pytest.mark.process
 async def test_claude_cli_one_tool_call_end_to_end(model_server, make_scenario, register, tmp_path):
     sdk = pytest.importorskip("claude_agent_sdk")
     server, url = model_server

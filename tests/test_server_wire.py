@@ -12,6 +12,8 @@ from loopbench.harness.model_server import anthropic_messages, openai_chat, open
 from loopbench.harness.model_server.script import Served, ServedCall
 from loopbench.harness.model_server.wire import Reply
 
+TIER = "unit"
+
 R = "[loopbench-receipt:L1]"
 
 
@@ -33,6 +35,7 @@ def _data(events: list[bytes]) -> list[dict]:
     return out
 
 
+@pytest.mark.process
 def test_openai_chat_bodies_validate(reply):
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
@@ -46,6 +49,7 @@ def test_openai_chat_bodies_validate(reply):
     assert all("usage" not in d for d in _data(openai_chat.render_stream(reply, include_usage=False)))
 
 
+@pytest.mark.process
 def test_openai_responses_bodies_validate(reply):
     from openai.types.responses import Response, ResponseStreamEvent
 
@@ -58,6 +62,7 @@ def test_openai_responses_bodies_validate(reply):
     assert events[-1].type == "response.completed" and events[-1].response.usage.output_tokens == 7
 
 
+@pytest.mark.process
 def test_anthropic_bodies_validate(reply):
     from anthropic.types import Message, RawMessageStreamEvent
 

@@ -25,6 +25,8 @@ from loopbench.harness.run.runner import _waits
 from loopbench.harness.run.schedule import Schedule, SlotGovernor, waiting_slot_count
 from loopbench.harness.scenario import load_scenarios
 
+TIER = "unit"
+
 TASKS = [("a", "fw1", False, 0.0), ("storm", "fw1", True, 6.0), ("b", "fw2", False, 0.0),
          ("storm", "fw2", True, 300.0), ("c", "fw2", False, 0.0)]
 

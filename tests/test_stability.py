@@ -11,11 +11,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from loopbench.reports.load import load_records
 from loopbench.reports.stability import StabilityCheck, read_check, stability_sentence
 from loopbench.stability import compare_with_published, timing_sensitive
 from tests.doubles import DOUBLES
 from tests.edit_results import rewritten
+
+TIER = "unit"
 
 DATA = Path(__file__).parent / "data" / "reports_small"
 
@@ -25,6 +29,7 @@ def _check(published, records) -> StabilityCheck:
                                   columns=["langgraph"], repetitions=1, cores=2, hog_processes=2)
 
 
+@pytest.mark.process
 def test_a_repetition_that_differs_from_its_published_cell_is_named(tmp_path):
     published = [r for r in load_records(DATA) if r.scenario == "deadline_slow_model"]
     assert published
@@ -43,6 +48,7 @@ def test_a_repetition_that_differs_from_its_published_cell_is_named(tmp_path):
     assert "1 repetition(s) differed" in stability_sentence(check, None)
 
 
+@pytest.mark.process
 def test_a_cell_the_publication_lacks_is_not_a_pass():
     records = [r for r in load_records(DATA) if r.scenario == "deadline_slow_model"]
     check = _check([], records)
@@ -57,6 +63,7 @@ def test_the_storms_are_not_timing_sensitive_cells():
     assert "model_outage" not in chosen
 
 
+@pytest.mark.process
 def test_the_command_stores_its_check_and_the_report_shows_it(tmp_path):
     """End to end on a test double: a first run is the 'publication'; the check against it holds (exit 0) and
     the report built from the publication with stability.json beside it says so; against a doctored

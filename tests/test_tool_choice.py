@@ -16,6 +16,8 @@ from loopbench.harness.judge.verdict import tool_choice_deviations
 from loopbench.harness.record import RequestLogEntry
 from loopbench.harness.scenario import SCENARIO_DIR, load_defaults, load_scenarios, parse_scenario
 
+TIER = "unit"
+
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "data" / "tool_choice"
 OPENING = [{"id": "open", "tool_choice": "required", "calls": [{"id": "t_1", "tool": "get_ticket"}]},
@@ -103,6 +105,7 @@ UNSUPPORTED = {
 }
 
 
+@pytest.mark.process
 def test_every_framework_and_a_loop_of_your_own_send_the_tool_choice_or_say_they_cannot(tmp_path):
     out = tmp_path / "out"
     done = subprocess.run(

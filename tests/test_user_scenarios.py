@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 from loopbench.cli import app
 from loopbench.harness.scenario import SCENARIO_DIR, expand_paths, load_scenarios
 
+TIER = "unit"
+
 
 def _mine(directory: Path, suite: str | None) -> Path:
     """A copy of support_draft_completes as `my_refund` (it names catalogue tools without declaring them)."""
@@ -26,6 +28,7 @@ def _mine(directory: Path, suite: str | None) -> Path:
     return directory
 
 
+@pytest.mark.process
 def test_a_directory_that_extends_the_builtin_suite_validates_lists_and_runs(tmp_path, doubles):
     mine = _mine(tmp_path / "mine", "extends: builtin\nlimits: {max_model_calls: 7}\n")
     runner = CliRunner()
@@ -87,6 +90,7 @@ def test_a_scenarios_path_that_is_missing_or_empty_is_refused_before_anything_ru
             assert result.exit_code == 2 and f"{path}: --scenarios: {reason}" in result.output, (command, result.output)
 
 
+@pytest.mark.process
 def test_serve_a_scenario_of_your_own_prints_each_base_url_and_refuses_unoffered_tools(tmp_path):
     """`loopbench serve --scenarios DIR` (one scenario: no --scenario needed), driven by a plain openai client."""
     import re

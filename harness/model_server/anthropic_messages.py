@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX as ID_PREFIX
 from loopbench.harness.model_server.script import Conversation, ToolResult
 from loopbench.harness.model_server.wire import Parsed, Reply, chunks, dumps, sse, text_of
 
 NAME = "anthropic_messages"
-ID_PREFIX = "toolu_"
 PATHS = ("/v1/messages",)
 
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from loopbench.harness.model_server.call_ids import GEMINI_ID_PREFIX as ID_PREFIX
 from loopbench.harness.model_server.script import Conversation, ToolResult
 from loopbench.harness.model_server.wire import Parsed, Reply, chunks, dumps, sse
 
 NAME = "gemini_generate"
-ID_PREFIX = "fc_"
 STREAM_ACTION = "streamGenerateContent"
 PATHS = ("/v1beta/models/{model}:generateContent", f"/v1beta/models/{{model}}:{STREAM_ACTION}")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from loopbench.harness.model_server.call_ids import OPENAI_ID_PREFIX as ID_PREFIX
 from loopbench.harness.model_server.script import Conversation, ToolResult
 from loopbench.harness.model_server.wire import (
     Parsed,
@@ -18,7 +19,6 @@ from loopbench.harness.model_server.wire import (
 )
 
 NAME = "openai_chat"
-ID_PREFIX = "call_"
 PATHS = ("/v1/chat/completions",)
 
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 from loopbench.harness.errors import BadInput, InputProblem, ScriptViolation
 from loopbench.harness.ledger.store import step_result
+from loopbench.harness.model_server.call_ids import OPENAI_ID_PREFIX
 from loopbench.harness.model_server.script import Conversation, Served, ToolResult, select
 from loopbench.harness.scenario import Scenario
 
-PREFIX = "call_"
 MAX_TURNS = 500  # a walk of a script that repeats forever ends here (the suite's runs end far sooner)
 Ending = str  # "answered" | "paused" | "denied" | "limit" | "no answer"
 
@@ -51,7 +51,8 @@ def walk(scenario: Scenario) -> Walk:
     pauses = 0
     cap = min(scenario.limits.max_model_calls or MAX_TURNS, scenario.safety_cap or MAX_TURNS, MAX_TURNS)
     for _ in range(cap):
-        conv = Conversation(id_prefix=PREFIX, batches=batches, results=results, tools_offered=list(scenario.tools))
+        conv = Conversation(id_prefix=OPENAI_ID_PREFIX, batches=batches, results=results,
+                            tools_offered=list(scenario.tools))
         try:
             served: Served = select(scenario, conv, status_of=statuses.get)
         except ScriptViolation as exc:
@@ -69,7 +70,7 @@ def walk(scenario: Scenario) -> Walk:
                 out.ending = "paused"
                 return out
             decisions = found
-        batches = [*batches, [PREFIX + c.id for c in served.calls]]
+        batches = [*batches, [OPENAI_ID_PREFIX + c.id for c in served.calls]]
         for call in served.calls:
             spec = scenario.tools[call.tool]
             if spec.approval == "deny" or decisions.get(call.id) == "reject" or (
@@ -77,13 +78,13 @@ def walk(scenario: Scenario) -> Walk:
                 if spec.approval == "deny" and scenario.policy.deny == "stop":
                     out.ending = "denied"
                     return out
-                results = [*results, ToolResult(PREFIX + call.id, "the call was not run")]  # no receipt
+                results = [*results, ToolResult(OPENAI_ID_PREFIX + call.id, "the call was not run")]  # no receipt
                 continue
             calls_by_tool[call.tool] += 1
             n = calls_by_tool[call.tool]
             text, outcome, _ = step_result(spec.step_for_call(n), call.args, n, f"W{len(results) + 1}")
             statuses[call.id] = "receipt" if outcome == "result" else "error"
-            results = [*results, ToolResult(PREFIX + call.id, text)]
+            results = [*results, ToolResult(OPENAI_ID_PREFIX + call.id, text)]
         out.after_turn = served.turn.id
     out.ending = "limit"
     return out

@@ -34,6 +34,9 @@ class WorkerJob(_Message):
 
     op: Literal["warm", "run", "resume"]
     framework: str
+    # the framework's registered "module:Class", from the runner's registry: the worker imports it, so a plug-in
+    # or a --loop-cmd adapter needs nothing in the worker's environment
+    adapter: str
     variant: str = "default"
     scenario_file: str | None = None
     ctx: JobContext | None = None

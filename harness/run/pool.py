@@ -21,6 +21,7 @@ from pathlib import Path
 
 import psutil
 
+from loopbench.harness.adapter import adapter_target
 from loopbench.harness.errors import WorkerDied, WorkerHung
 from loopbench.harness.run.messages import WorkerAnswer, WorkerJob
 from loopbench.harness.run.reaper import kill_descendants
@@ -33,7 +34,7 @@ Warmer = Callable[[str, str], AbstractContextManager[WorkerJob]]
 
 def bare_warm(framework: str, variant: str) -> AbstractContextManager[WorkerJob]:
     """A warm job without a warm-up run: the SDK's imports only."""
-    return nullcontext(WorkerJob(op="warm", framework=framework, variant=variant))
+    return nullcontext(WorkerJob(op="warm", framework=framework, adapter=adapter_target(framework), variant=variant))
 
 
 class Worker:

@@ -37,7 +37,7 @@ from typing import Any
 import psutil
 
 from loopbench import __version__
-from loopbench.harness.adapter import adapter_class
+from loopbench.harness.adapter import adapter_class, adapter_target
 from loopbench.harness.errors import BadInput, OutputUnwritable, WorkerDied, WorkerHung
 from loopbench.harness.judge.judging import TaskEvidence, TaskIdentity, judge
 from loopbench.harness.ledger.http import ledger_routes
@@ -165,7 +165,7 @@ class Suite:
         self.ledger.register_run(run_id, scenario)
         work = Path(tempfile.mkdtemp(prefix="loopbench-warmup-"))
         try:
-            yield WorkerJob(op="warm", framework=framework, variant=variant,
+            yield WorkerJob(op="warm", framework=framework, adapter=adapter_target(framework), variant=variant,
                             scenario_file=str(Path(scenario.source).resolve()),
                             ctx=JobContext(run_id=run_id, api_key=api_key, base_url=self.base_url,
                                            ledger_token=self.token, variant=variant, work_dir=work / "work",
@@ -212,7 +212,8 @@ class Suite:
                     snapshot = task_dir / f"segment{i}" / "from-snapshot"
                     shutil.copytree(snapshots[pause - 1], snapshot)
                     self.server.begin_segment(run_id)
-                job = WorkerJob(op=op, framework=framework, variant=variant,  # type: ignore[arg-type]
+                job = WorkerJob(op=op, framework=framework, adapter=adapter_target(framework),  # type: ignore[arg-type]
+                                variant=variant,
                                 scenario_file=str(Path(scenario.source).resolve()), ctx=ctx, snapshot=snapshot,
                                 decisions=decisions)
                 run_worker, resume_worker = slot.workers(framework)

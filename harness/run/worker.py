@@ -23,7 +23,7 @@ from pathlib import Path
 
 import psutil
 
-from loopbench.harness.adapter import Adapter, RunContext, adapter_class
+from loopbench.harness.adapter import Adapter, RunContext, load_adapter
 from loopbench.harness.own_work import OWN_WORK
 from loopbench.harness.run import reaper
 from loopbench.harness.run.messages import WorkerAnswer, WorkerJob
@@ -52,11 +52,12 @@ def _scenario(path: str) -> Scenario:
     return _scenarios[path]
 
 
-def _adapter_class(framework: str) -> type[Adapter]:
-    if framework not in _adapters:
-        _adapters[framework] = adapter_class(framework)
-        _adapters[framework].warm()
-    return _adapters[framework]
+def _adapter_class(job: WorkerJob) -> type[Adapter]:
+    """The job's framework, imported from the target the runner named (and warmed) once per worker."""
+    if job.adapter not in _adapters:
+        _adapters[job.adapter] = load_adapter(job.adapter)
+        _adapters[job.adapter].warm()
+    return _adapters[job.adapter]
 
 
 def _context(job: WorkerJob) -> RunContext:
@@ -73,7 +74,7 @@ def _warm(job: WorkerJob) -> WorkerAnswer:
     schemas, stores) is paid here, outside every timed segment. The warm-up's outcome is not a result: only a
     broken adapter (an exception) is reported, and the real runs will show it too."""
     t0 = time.perf_counter()
-    cls = _adapter_class(job.framework).idioms()[job.variant]
+    cls = _adapter_class(job).idioms()[job.variant]
     if job.ctx is not None and job.scenario_file is not None and cls.warm_up_run:
         scenario, ctx = _scenario(job.scenario_file), _context(job)
         adapter = cls()
@@ -95,7 +96,7 @@ def handle(job: WorkerJob) -> WorkerAnswer:
     if job.op == "warm":  # start-up, SDK imports and the warm-up run, timed apart from any run
         return _warm(job)
     assert job.ctx is not None and job.scenario_file is not None, f"a {job.op} job needs ctx and scenario_file"
-    adapter = _adapter_class(job.framework).idioms()[job.variant]()
+    adapter = _adapter_class(job).idioms()[job.variant]()
     scenario = _scenario(job.scenario_file)
     ctx = _context(job)
     p0, pc0 = time.perf_counter(), _cpu_s()

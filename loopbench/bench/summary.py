@@ -6,6 +6,8 @@ from typing import Any
 
 from loopbench.bench.plain import BLOCK, MAX_PAIRS, MIN_PAIRS, PAIR_BUDGET_S, PLAIN_SCENARIO
 from loopbench.bench.stats import GOAL_RATIO, GOAL_SUITE, goal_verdict
+from loopbench.harness.adapter import adapter_class
+from loopbench.harness.errors import BadInput
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -81,9 +83,12 @@ def markdown(results: dict[str, Any]) -> str:
 
 # ---- the README's speed section, in a user's terms: every number from results.json (tests/test_readme.py
 # checks that the README holds exactly this text for the committed results)
-NAMES = {"claude-agent-sdk": "the Claude Agent SDK", "google-adk": "Google ADK", "langgraph": "LangGraph",
-         "mastra": "Mastra", "openai-agents": "the OpenAI Agents SDK", "pydantic-ai": "pydantic-ai",
-         "vercel-ai": "the Vercel AI SDK"}
+def _name(fid: str) -> str:
+    """How prose names a framework: its adapter's `display_name`, else its id."""
+    try:
+        return adapter_class(fid).display_name or fid
+    except (BadInput, ImportError):  # a framework not registered here (a plug-in's results)
+        return fid
 
 
 def _listed(items: list[str]) -> str:
@@ -102,7 +107,7 @@ def readme_speed(results: dict[str, Any]) -> str:
     for fid, f in frameworks.items():
         verdict = goal_verdict(f["plain_ratio_spread"]["wall"], f["plain_ratio_spread"]["cpu"])
         by_verdict.setdefault(verdict, []).append(
-            f"{NAMES.get(fid, fid)} ({f['plain_wall_ratio']:g}× the wall time, {f['plain_cpu_ratio']:g}× the CPU)")
+            f"{_name(fid)} ({f['plain_wall_ratio']:g}× the wall time, {f['plain_cpu_ratio']:g}× the CPU)")
     verdicts = "; ".join(f"{v} for {_listed(by_verdict[v])}" for v in ("met", "undecided", "not met")
                          if v in by_verdict)
     gaps = [f["gap_ms"] for f in frameworks.values()]

@@ -19,14 +19,7 @@ run's own error count; otherwise the results are read back and every record is c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from loopbench.fail_on import RunFailOn, fail_on_kinds
-
-if TYPE_CHECKING:
-    from loopbench.reports.junit import FailOn
-
-__all__ = ["RunFailOn", "fail_on_kinds", "interrupted", "needs_records", "exit_code"]
+from loopbench.harness.record import FailOn
 
 OK = 0
 FAILED = 1
@@ -44,7 +37,7 @@ def interrupted(signal: str) -> int:
 def needs_records(kinds: list[FailOn], junit: bool, recorded: bool) -> bool:
     """Whether the exit code needs the records read back: not when nothing was recorded, nor for the default
     (errors only, no JUnit), which the run's own error count decides."""
-    return recorded and (junit or kinds != [RunFailOn.error.value])
+    return recorded and (junit or kinds != [FailOn.error])
 
 
 def exit_code(failed: bool) -> int:

@@ -8,14 +8,7 @@ from pathlib import Path
 
 from loopbench.commands import exit_policy
 from loopbench.commands.common import err, out, results_or_latest, say_open, warnings_printed, write_reports
-
-
-class DiffFailOn(StrEnum):
-    """What `diff --fail-on` fails on."""
-
-    change = "change"  # a cell on both sides behaves differently
-    deviation = "deviation"
-    error = "error"
+from loopbench.harness.record import FailOn
 
 
 class DiffFormat(StrEnum):
@@ -41,7 +34,7 @@ def show(run_id: str, results: Path | None) -> None:
 
 
 def diff(base: Path, new: Path | None, *, html_file: Path | None, junit: Path | None, output: DiffFormat,
-         framework: list[str] | None, fail_on: list[DiffFailOn] | None) -> int:
+         framework: list[str] | None, fail_on: list[FailOn] | None) -> int:
     """The behaviour changes from `base` to `new` (printed, and as HTML/JUnit when asked); the exit code: 1 when
     it fails `--fail-on` (by default: a cell changed), else 0."""
     from loopbench.reports.diff import compare_results, diff_markdown
@@ -53,7 +46,7 @@ def diff(base: Path, new: Path | None, *, html_file: Path | None, junit: Path | 
             from loopbench.reports.build import html_against
 
             html_file.write_text(html_against(newer, base), encoding="utf-8")
-        kinds = [k.value for k in fail_on or [DiffFailOn.change]]
+        kinds = list(fail_on or [FailOn.change])
         failed = d.changed if "change" in kinds else False
         if {"error", "deviation"} & set(kinds):
             from loopbench.reports.junit import failing
@@ -61,7 +54,7 @@ def diff(base: Path, new: Path | None, *, html_file: Path | None, junit: Path | 
 
             mine = [r for r in load_records(newer) if not framework
                     or any(sel in (r.framework, f"{r.framework}:{r.variant}") for sel in framework)]
-            failed = failed or any(failing(r, kinds) for r in mine)  # type: ignore[arg-type]
+            failed = failed or any(failing(r, kinds) for r in mine)
     print(d.model_dump_json(indent=2) if output is DiffFormat.json else diff_markdown(d))
     if junit is not None:
         from loopbench.reports.junit import diff_junit, write

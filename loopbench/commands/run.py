@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 from loopbench.commands import exit_policy
 from loopbench.commands.common import err, load_suite, out, say_open, select, write_reports
-from loopbench.commands.exit_policy import RunFailOn
+from loopbench.fail_on import fail_on_kinds
 from loopbench.harness.errors import BadInput, InputProblem
+from loopbench.harness.record import FailOn
 
 if TYPE_CHECKING:
     from loopbench.harness.run.runner import SuiteSummary
@@ -22,11 +23,12 @@ if TYPE_CHECKING:
 def run(*, framework: list[str] | None, scenario: list[str] | None, scenarios_from: list[Path] | None, quick: bool,
         jobs: int | None, repeat: int, out_dir: Path | None, resume_partial: bool, force: bool,
         loop_cmd: str | None, loop_name: str, hard_margin: float | None, junit: Path | None,
-        fail_on: list[RunFailOn] | None) -> int:
+        fail_on: list[FailOn] | None) -> int:
     """Run the selection and write the reports; the exit code (exit_policy). BadInput before anything runs."""
     from loopbench.harness.adapter import describe_frameworks, resolve_selection
     from loopbench.harness.results.history import latest_results, new_results_dir, refuse_existing
 
+    kinds = fail_on_kinds(fail_on)  # bad input before anything runs
     on_first_record = None
     chosen_frameworks = list(framework or [])
     scenarios = select(load_suite(scenarios_from), scenario or [])
@@ -92,15 +94,14 @@ def run(*, framework: list[str] | None, scenario: list[str] | None, scenarios_fr
     if recorded:
         out.print("writing the reports (report.md, report.html, matrix.csv, summary.json, pictures)")
         written = write_reports(out_dir, "md,html,csv,json")
-    code = _exit_code(summary, out_dir, fail_on=fail_on, junit=junit, recorded=recorded)
+    code = _exit_code(summary, out_dir, kinds=kinds, junit=junit, recorded=recorded)
     say_open(written)  # the last line, whatever the exit code: the file to open
     return code
 
 
-def _exit_code(summary: SuiteSummary, out_dir: Path, *, fail_on: list[RunFailOn] | None, junit: Path | None,
+def _exit_code(summary: SuiteSummary, out_dir: Path, *, kinds: list[FailOn], junit: Path | None,
                recorded: bool) -> int:
     """The run's exit code once the reports are written (exit_policy), with the JUnit XML when asked."""
-    kinds = exit_policy.fail_on_kinds(fail_on)
     if not exit_policy.needs_records(kinds, junit=junit is not None, recorded=recorded):
         return exit_policy.exit_code(bool(summary.errors))  # the default: this run's errors, no second read
     from loopbench.reports.junit import failing, run_junit, write
@@ -146,10 +147,10 @@ def selection_why(scenarios_from: list[Path] | None, globs: list[str], slow: int
 
 
 def register_loop(command: str, name: str) -> None:
-    """`--loop-cmd`: the loop-protocol adapter under `name`, here and in the workers (through the environment
-    they inherit)."""
+    """`--loop-cmd`: the loop-protocol adapter under `name` (each job names it to its worker; the command reaches
+    the workers through the environment they inherit)."""
     from loopbench.adapters.loop_command import COMMAND_ENV
-    from loopbench.harness.adapter import BUILTIN, register_for_workers
+    from loopbench.harness.adapter import BUILTIN, register
 
     if not re.fullmatch(r"[a-z][a-z0-9-]{0,39}", name) or name in BUILTIN:
         raise BadInput([InputProblem("--loop-name", "", f"{name!r}: 1-40 lowercase letters, digits or -, starting "
@@ -161,7 +162,7 @@ def register_loop(command: str, name: str) -> None:
         raise BadInput([InputProblem("--loop-cmd", "", f"{command!r} cannot be split into a command: {exc}")]
                        ) from None
     os.environ[COMMAND_ENV] = command
-    register_for_workers(name, "loopbench.adapters.loop_command:LoopCommandAdapter")
+    register(name, "loopbench.adapters.loop_command:LoopCommandAdapter")
 
 
 def pointer_mover(target: Path) -> Callable[[], None]:

@@ -54,13 +54,14 @@ class ExampleLoopAdapter(Adapter):
                                           terminal_reason=f"stopped after {requests} requests"), requests, scenario)
 
     def _result(self, signals: NativeSignals, requests: int, scenario: Scenario) -> SegmentResult:
-        missing = self.unsupported_limits(scenario)  # a token, cost or deadline limit: recorded, never emulated
-        limits = dict(missing)
+        # a token, cost or deadline limit it cannot express is recorded as unsupported by the base
+        # (Adapter.declared(), after every segment), never emulated
+        limits = {}
         if scenario.limits.max_model_calls is not None:
             limits["max_model_calls"] = LimitTranslation(neutral=scenario.limits.max_model_calls,
                                                          native=f"while requests < {scenario.limits.max_model_calls}")
         return SegmentResult(signals=signals, counters=ReportedCounters(model_requests_reported=requests),
-                             limits=limits, unsupported=list(missing))
+                             limits=limits)
 
     async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
                      ) -> SegmentResult:
