@@ -3,9 +3,10 @@
 Mastra (`@mastra/core`) is Node-only, so every segment is a request to `adapters/mastra/driver.mjs` (protocol
 in adapters/mastra/README.md), run on the Node binary the locked `node` package installs
 (`adapters/mastra/node_modules/.bin/node`: @mastra/core 1.x declares `node >= 22.13`, the machines have Node 20),
-from the locked `package-lock.json`. The process plumbing is the Vercel adapter's (`NodeDriver` in
-adapters/vercel_ai.py; installing the Node project: `NodeHome` in adapters/node_driver.py): one driver per
-worker, started in `warm`, restarted after a crash.
+from the locked `package-lock.json`, over loopbench's Node line protocol (adapters/node/README.md). The process,
+the requests and what every npm framework reads the same way are adapters/node/ (`NodeAdapter`): one driver per
+worker, started in `warm`, restarted after a crash. This module holds what is Mastra's: the prepare, its answer's
+fields, its words, and mapping its counters and limits.
 
 Translation (the `default` variant keeps every other Mastra default; the docs shipped in the package,
 node_modules/@mastra/core/dist/docs/references/, are cited by file):
@@ -115,30 +116,30 @@ Signal mapping (no scenario knowledge):
 from __future__ import annotations
 
 import asyncio
-import json
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
-from loopbench.adapters.node_driver import NodeAdapter, NodeHome
-from loopbench.adapters.vercel_ai import DriverError, NodeDriver
+from loopbench.adapters.node.adapter import NodeAdapter
+from loopbench.adapters.node.driver import NodeDriver, Reply
+from loopbench.adapters.node.home import NodeHome
+from loopbench.adapters.node.protocol import (
+    DriverError,
+    ErrorAnswer,
+    Hello,
+    PrepareAnswer,
+    PrepareRequest,
+    SegmentAnswer,
+    SegmentRequest,
+    StepCalls,
+    Thrown,
+    Wire,
+)
 from loopbench.harness.adapter import Capabilities, Intent, NodeProject, RunContext
 from loopbench.harness.models import Provider
-from loopbench.harness.own_work import OWN_WORK
-from loopbench.harness.record import (
-    LimitKind,
-    LimitTranslation,
-    NativeSignals,
-    PendingCall,
-    ReportedCounters,
-    SegmentResult,
-)
+from loopbench.harness.record import LimitTranslation, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
-PROTOCOL_VERSION = 2  # 2: the `prepare` request (the task's Mastra instance and store built before the segment)
 # the oldest @mastra/core the adapter's mechanisms exist in, found by running `loopbench run -f mastra --quick` against
 # copies of adapters/mastra at 1.20.0, 1.30.0, 1.41.0, 1.47.0, 1.55.0, 1.60.0, 1.64.0 (LOOPBENCH_MASTRA_NODE_DIR):
 # every release ran the suite, but before 1.60.0 `modelSettings.timeout` has no run deadline (no MastraTimeoutError in
@@ -150,36 +151,13 @@ PROTOCOL_VERSION = 2  # 2: the `prepare` request (the task's Mastra instance and
 MIN_CORE = (1, 60)
 HOME = NodeHome(
     shipped=Path(__file__).resolve().parent / "mastra",
-    files=("driver.mjs", "package.json", "package-lock.json"),
+    files=("driver.mjs", "protocol.mjs", "package.json", "package-lock.json"),
     dir_env="LOOPBENCH_MASTRA_NODE_DIR",
     marker="@mastra/core",
     cache_prefix="mastra-driver",
     needs="the Mastra driver (the npm packages @mastra/core, @mastra/libsql and node@22 from the shipped "
           "package-lock.json)",
 )
-
-# errors the vendored AI SDK throws when the model or its API misbehaves (names as it sets them)
-MODEL_ERRORS = {
-    "AI_APICallError", "AI_RetryError", "AI_NoSuchToolError", "AI_InvalidToolInputError",
-    "AI_ToolChoiceViolationError", "AI_NoContentGeneratedError", "AI_InvalidResponseDataError",
-    "AI_JSONParseError", "AI_TypeValidationError", "AI_EmptyResponseBodyError", "AI_ToolCallRepairError",
-    "AI_NoOutputGeneratedError", "AI_InvalidPromptError", "APICallError", "RetryError",
-}
-
-_driver: NodeDriver | None = None
-_driver_lock = threading.Lock()
-
-
-def driver() -> NodeDriver:
-    """This worker's one Mastra driver (created on first use, installed into the user cache when needed)."""
-    global _driver
-    with _driver_lock:
-        if _driver is None:
-            home = HOME.ensure_installed()
-            _driver = NodeDriver([str(home / "node_modules" / ".bin" / "node"), str(home / "driver.mjs")], home,
-                                 label="mastra driver", protocol=PROTOCOL_VERSION)
-        return _driver
-
 
 # a ledger error is thrown from the tool's execute: Mastra hands the model the error as the tool's result (the driver
 # reports the same words for the two tool-error intents)
@@ -194,18 +172,36 @@ STEP_NOTES = ("a step limit returns normally: the adapter infers it from the las
               "segment's clock")
 
 
-class PrepareAnswer(BaseModel):
-    """The driver's answer to a `prepare` request (protocol 2): the key the segment's request names, and the
-    driver's own time for building the instance and initialising its store."""
+# ---- Mastra's fields of the Node protocol (adapters/node/protocol.py holds the shared ones)
+class MastraDefaults(Wire):
+    """Mastra's own defaults, read from the installed source (None when not found)."""
 
-    model_config = ConfigDict(extra="ignore")
-    type: str
-    prepared: str
-    setup_ms: float
-    held: int  # prepared instances the driver keeps unused, this one included
-    evicted: list[str]  # older unused ones this prepare closed (their segment never came)
-    driver_pid: int
-    cpu_us: int = 0  # the driver's CPU over the prepare (Node's process.cpuUsage): the set-up's cost
+    stopWhen: str | None  # the loop's stop condition when neither maxSteps nor stopWhen is given
+    maxSteps: int | None
+    agent_maxRetries: int | None
+    loop_retries_fallback: int | None
+    retry_min_timeout_ms: float | None
+    retry_factor: float | None
+
+
+class MastraHello(Hello):
+    defaults: MastraDefaults
+    prepared_keep: int  # unused prepared instances the driver holds at most
+
+
+class Resumed(Wire):
+    call_id: str
+    decision: str
+
+
+class MastraAnswer(SegmentAnswer):
+    resumed: list[Resumed]  # the decisions a resume applied, in the order of the pending calls
+    prepared: str | None  # the prepared instance it used
+    setup_ms: float | None = None  # only when no key was named: the instance built inside the request
+    pending_before_resume: int | None = None
+    result_error: Thrown | None = None  # an error Mastra returned on the result instead of throwing
+    run_id: str | None = None
+    result_steps: list[StepCalls] | None = None  # result.steps (on a resume, the whole run's)
 
 
 @dataclass(frozen=True)
@@ -268,59 +264,42 @@ class MastraAdapter(NodeAdapter):
         "tool_error_fatal": TOOL_ERROR_THROWN,
     }
 
-    # ---- versions, availability and the plain command: NodeAdapter, from the driver's Node project
+
+    # ---- Mastra's side of the protocol (versions, the driver, the requests: NodeAdapter)
     npm_label = "`@mastra/core`"
+    driver_label = "mastra driver"
+    hello_model = MastraHello
+    answer_model = MastraAnswer
+    deadline_errors = frozenset({"MastraTimeoutError", "TimeoutError"})
+    steps_ran_words = "the steps this call ran (onStepFinish)"
+    tool_calls_step_words = "a step with tool calls"
 
     @classmethod
     def node_home(cls) -> NodeHome:
         return HOME
 
-    @classmethod
-    def warm(cls) -> None:
-        """Start this worker's driver (Node start-up and importing Mastra) before any run is timed."""
-        driver().ensure()
+    def _deny_evidence(self, tools: str, stop_tools: str) -> str:
+        return f"with a call of {tools} skipped by beforeToolCall and named in the stopWhen"
+
+    def _limit_evidence(self, a: MastraAnswer, steps_ran: int | None) -> str:
+        if a.step_count == steps_ran:
+            return ""
+        return f"; result.steps holds {a.step_count} (the run before the pause too)"
 
     # ---- running
     _prepared: Prepared | None = None
-
-    def _built_from(self, scenario: Scenario, ctx: RunContext) -> dict[str, Any]:
-        """What the driver builds the segment's Mastra instance from (a run or resume naming a prepared instance must
-        carry the same: the driver checks)."""
-        return {
-            "variant": self.variant, "base_url": ctx.base_url, "api_key": ctx.api_key, "run_id": ctx.run_id,
-            "ledger_token": ctx.ledger_token, "model_id": self.model_id(scenario), "task_dir": str(ctx.task_dir),
-            "tools": [{"name": n, "description": t.description, "parameters": t.parameters, "approval": t.approval}
-                      for n, t in scenario.tools.items()],
-        }
-
-    def _payload(self, scenario: Scenario, ctx: RunContext, op: str) -> dict[str, Any]:
-        lim = scenario.limits
-        return {
-            "op": op, **self._built_from(scenario, ctx),
-            "prompt": scenario.prompt, "snapshot_dir": str(ctx.snapshot_dir),
-            "limits": {"max_model_calls": lim.max_model_calls, "deadline_s": lim.deadline_s},
-            "deny": scenario.policy.deny,
-            "tool_choice": [{"after": r.after_regex, "choice": r.choice} for r in scenario.tool_choice_rules()],
-        }
 
     async def prepare(self, scenario: Scenario, ctx: RunContext) -> None:
         """The driver builds the segment's Mastra instance — tools, Agent, `new Mastra({agents, storage})` with the
         task's LibSQLStore — and awaits its store's init, before the worker starts the segment's clock."""
         store_existed = (ctx.task_dir / "mastra.db").exists()
-        d = driver()
-        answer = await asyncio.to_thread(d.request, {"op": "prepare", **self._built_from(scenario, ctx)})
-        if answer.get("type") != "result":
-            raise DriverError(f"the Mastra driver refused the prepare request: {answer.get('error')}")
-        try:
-            ready = PrepareAnswer.model_validate(answer)
-        except ValidationError as exc:
-            raise DriverError(f"the Mastra driver's prepare answer is not protocol {PROTOCOL_VERSION}'s: {exc}"
-                              ) from exc
-        self._prepared = Prepared(key=ready.prepared, driver_pid=ready.driver_pid, store_existed=store_existed)
+        d = self.driver()
+        reply = await asyncio.to_thread(d.request, PrepareRequest(**self._setup(scenario, ctx)), PrepareAnswer)
+        ready = reply.answer
+        if isinstance(ready, ErrorAnswer):
+            raise DriverError(f"the Mastra driver refused the prepare request: {ready.error}")
+        self._prepared = Prepared(key=ready.prepared, driver_pid=reply.driver_pid, store_existed=store_existed)
         self.prepare_child_cpu_s = ready.cpu_us / 1e6  # the driver is a live child: the worker cannot see its CPU
-
-    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
-        return await self._request(scenario, ctx, self._payload(scenario, ctx, "run"))
 
     async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
                      ) -> SegmentResult:
@@ -329,175 +308,95 @@ class MastraAdapter(NodeAdapter):
         existed = self._prepared.store_existed if self._prepared else (ctx.task_dir / "mastra.db").exists()
         if not existed:
             raise FileNotFoundError(f"the task's Mastra storage {ctx.task_dir / 'mastra.db'} is missing")
-        payload = {**self._payload(scenario, ctx, "resume"), "snapshot": str(snapshot), "decisions": decisions}
-        return await self._request(scenario, ctx, payload)
+        return await super().resume(scenario, snapshot, decisions, ctx)
 
-    async def _request(self, scenario: Scenario, ctx: RunContext, payload: dict[str, Any]) -> SegmentResult:
-        # Mastra runs in Node (its CPU comes back as the driver's cpu_us): this process's part is loopbench's own
-        with OWN_WORK.measured():
-            d = driver()
-            ready, self._prepared = self._prepared, None  # one segment per prepare: the driver releases it after
-            lost = None
-            if ready is not None and d.alive() and d.pid == ready.driver_pid:
-                payload = {**payload, "prepared": ready.key}
-            elif ready is not None:
-                lost = (f"the Mastra instance prepared in driver pid {ready.driver_pid} is gone with that driver: this "
-                        f"segment built its own inside the request (extra.setup_s)")
-            answer = await asyncio.to_thread(d.request, payload)
-            if lost:
-                answer = {**answer, "lost_prepare": lost}
-            ctx.work_dir.mkdir(parents=True, exist_ok=True)
-            with open(ctx.work_dir / "driver-events.jsonl", "w", encoding="utf-8") as fh:
-                for ev in answer.get("events") or []:
-                    fh.write(json.dumps(ev) + "\n")
-            if answer.get("type") == "error":
-                raise DriverError(f"the Mastra driver refused the {payload['op']} request: {answer.get('error')}")
-            if answer.get("harness_errors"):
-                raise DriverError("the ledger refused a tool call: " + "; ".join(answer["harness_errors"]))
-            return self._segment(scenario, ctx, answer, d.hello or {})
+    def _before_request(self, req: SegmentRequest, d: NodeDriver[Any]) -> tuple[SegmentRequest, list[str]]:
+        ready, self._prepared = self._prepared, None  # one segment per prepare: the driver releases it after
+        if ready is not None and d.alive() and d.pid == ready.driver_pid:
+            return req.model_copy(update={"prepared": ready.key}), []
+        if ready is not None:
+            return req, [f"the Mastra instance prepared in driver pid {ready.driver_pid} is gone with that driver: "
+                         f"this segment built its own inside the request (extra.setup_s)"]
+        return req, []
 
     # ---- mapping what the driver reported
-    def _segment(self, scenario: Scenario, ctx: RunContext, a: dict[str, Any], hello: dict[str, Any]
-                 ) -> SegmentResult:
+    def _segment(self, scenario: Scenario, ctx: RunContext, a: MastraAnswer, reply: Reply[MastraAnswer],
+                 hello: MastraHello, notes: list[str]) -> SegmentResult:
         lim = scenario.limits
-        settings = dict(a.get("settings", {}))
-        settings.update(node=hello.get("node"), driver_protocol=hello.get("protocol"))
-        defaults = hello.get("defaults", {})
-        deny = a.get("deny") or {}
+        defaults = hello.defaults
+        deny = a.deny
         limits: dict[str, LimitTranslation] = {}
         if lim.max_model_calls is not None:
             limits["max_model_calls"] = LimitTranslation(neutral=lim.max_model_calls,
                                                          native=f"maxSteps: {lim.max_model_calls}")
-        elif deny.get("stop_tools"):
+        elif deny.stop_tools:
             limits["max_model_calls"] = LimitTranslation(
-                neutral=None, native=f"maxSteps: {deny.get('step_bound')} (the Mastra default "
-                                     f"{defaults.get('stopWhen')}, restated next to the deny stopWhen)")
+                neutral=None, native=f"maxSteps: {deny.step_bound} (the Mastra default "
+                                     f"{defaults.stopWhen}, restated next to the deny stopWhen)")
         else:
             limits["max_model_calls"] = LimitTranslation(
-                neutral=None, native=f"maxSteps not set (Mastra default {defaults.get('stopWhen')})")
-        step_limit = deny.get("step_bound")
+                neutral=None, native=f"maxSteps not set (Mastra default {defaults.stopWhen})")
         if lim.deadline_s is not None:
             limits["deadline_s"] = LimitTranslation(
                 neutral=lim.deadline_s, native=f"modelSettings.timeout: {{totalMs: {round(lim.deadline_s * 1000)}}}")
-        missing = self.unsupported_limits(scenario)
-        limits.update(missing)
-        unsupported = list(missing)
-        mechanisms = self.mechanisms(scenario, a.get("mechanisms") or {})  # the driver says how it applied each
-        unsupported += self.unsupported_tool_choice(mechanisms)
-        usage = a.get("usage") or {}
+        usage = a.usage
         counters = ReportedCounters(
-            model_requests_reported=a.get("step_count"),  # result.steps: one entry per model response
-            tool_calls_requested=a.get("tool_calls_requested"),
-            runtime_steps=a.get("step_count"), runtime_step_unit="step",
-            input_tokens_reported=usage.get("input_tokens"), output_tokens_reported=usage.get("output_tokens"),
+            model_requests_reported=a.step_count,  # result.steps: one entry per model response
+            tool_calls_requested=a.tool_calls_requested,
+            runtime_steps=a.step_count, runtime_step_unit="step",
+            input_tokens_reported=usage.input_tokens if usage else None,
+            output_tokens_reported=usage.output_tokens if usage else None,
             cumulative=True,  # a resumed run's result holds the whole run's steps and usage
         )
         extra: dict[str, Any] = {
-            "steps": a.get("result_steps") or a.get("steps") or [],
-            "steps_seen_by_onStepFinish": len(a.get("steps") or []),
-            "run_id": a.get("run_id"),
-            "driver_pid": a.get("driver_pid"),
+            "steps": [s.wire() for s in a.result_steps or a.steps or []],
+            "steps_seen_by_onStepFinish": len(a.steps),
+            "run_id": a.run_id,
+            "driver_pid": reply.driver_pid,
         }
-        if a.get("setup_ms") is not None:
+        if a.setup_ms is not None:
             # no prepared instance: the request built it (the store's init included) inside the segment's clock,
             # before the run and its deadline
-            extra["setup_s"] = a["setup_ms"] / 1000
-        if a.get("resumed"):
-            extra["resumed_calls"] = a["resumed"]
-            extra["pending_before_resume"] = a.get("pending_before_resume")
-        if (a.get("driver_wait_s") or 0) > 0.01:
-            extra["driver_wait_s"] = a["driver_wait_s"]
-        if a.get("denied"):
-            extra["denied_calls"] = a["denied"]
-        notes: list[str] = [a["lost_prepare"]] if a.get("lost_prepare") else []
-        common: dict[str, Any] = dict(counters=counters, settings=settings, limits=limits, unsupported=unsupported,
-                                      mechanisms=mechanisms,
-                                      live_child_cpu_s=(a.get("cpu_us") or 0) / 1e6,
-                                      live_child_own_cpu_s=(a.get("own_cpu_us") or 0) / 1e6)
+            extra["setup_s"] = a.setup_ms / 1000
+        if a.resumed:
+            extra["resumed_calls"] = [r.wire() for r in a.resumed]
+            extra["pending_before_resume"] = a.pending_before_resume
+        if reply.waited_s > 0.01:
+            extra["driver_wait_s"] = reply.waited_s
+        if a.denied:
+            extra["denied_calls"] = [d.wire() for d in a.denied]
+        common = self._common(scenario, a, hello, limits, counters)
 
-        if a["ended"] == "raised":
+        if a.ended == "raised":
+            assert a.thrown is not None
             # it threw: there is no result, so none of its counters (the steps onStepFinish saw stay in extra)
             common["counters"] = counters.model_copy(update=dict(
                 model_requests_reported=None, tool_calls_requested=None, input_tokens_reported=None,
                 output_tokens_reported=None, runtime_steps=None, cumulative=False))
-            return SegmentResult(signals=self._raised(a["thrown"], lim.deadline_s is not None, extra), notes=notes,
+            return SegmentResult(signals=self._raised(a.thrown, lim.deadline_s is not None, extra), notes=notes,
                                  **common)
-        if a.get("result_error"):
+        if a.result_error is not None:
             # an error on the result ends the run like a throw: its steps hold the responses before the error, not
             # the call that failed, so they count no model requests of the run
             extra["error_returned"] = True
             common["counters"] = counters.model_copy(update=dict(model_requests_reported=None))
-            return SegmentResult(signals=self._raised(a["result_error"], lim.deadline_s is not None, extra),
+            return SegmentResult(signals=self._raised(a.result_error, lim.deadline_s is not None, extra),
                                  notes=notes, **common)
 
-        if a["ended"] == "paused":
-            pending = [PendingCall(call_id=p["call_id"], tool=p["tool"], args=p.get("input") or {})
-                       for p in a["pending"]]
-            extra["approval_requests"] = len(pending)
+        if a.ended == "paused":
             # the suspended step is Mastra's report of the response that asked for the pending calls (finishReason
             # 'suspended', its calls in suspendPayload / the tool-call-approval chunks); result.steps holds it only
             # once resumed, so a pause counts it apart, as tool_calls_requested counts its pending calls
-            steps = a.get("step_count")
             common["counters"] = counters.model_copy(update=dict(
-                model_requests_reported=None if steps is None else steps + 1))
-            signals = NativeSignals(ended="paused", pending=pending, finish_reason=a.get("finish_reason"),
-                                    final_text=a.get("text") or None, extra=extra)
-            return SegmentResult(signals=signals, snapshot=a.get("snapshot") or str(ctx.snapshot_dir), notes=notes,
-                                 **common)
+                model_requests_reported=None if a.step_count is None else a.step_count + 1))
+            return self._paused(a, ctx, extra, notes, common)
 
-        last = a.get("last_step") or {}
-        limit: LimitKind | None = None
-        denied = False
-        could_go_on = (last.get("tool_calls", 0) > 0 and last.get("tool_outputs") == last.get("tool_calls"))
-        stop_calls = last.get("denied_stop_calls") or []
+        last = a.last_step
+        could_go_on = last is not None and last.tool_calls > 0 and last.tool_outputs == last.tool_calls
         # Mastra's stop condition counts the steps of this call: a resume's result.steps also holds the steps before
         # the pause, so the steps this call ran (onStepFinish) are compared with the bound
-        own_steps = len(a.get("steps") or [])
-        at_step_limit = step_limit is not None and own_steps == step_limit
-        if could_go_on and stop_calls and deny.get("stop_tools"):
-            denied = True
-            tools = sorted({c["tool"] for c in stop_calls})
-            why = (f"inferred deny stop: the loop ended after step {a.get('step_count')}, whose tool calls all had "
-                   f"outputs, with a call of {', '.join(tools)} skipped by beforeToolCall and named in the stopWhen")
-            if at_step_limit:
-                why += f"; the step limit ({limits['max_model_calls'].native}) was reached at the same step"
-            notes.append(why)
-            extra["inference"] = why
-            extra["denied_signal"] = "inferred"
-        elif could_go_on and at_step_limit:
-            limit = "steps"
-            why = (f"inferred step limit: the last step ended with finishReason {last.get('finish_reason')!r} and "
-                   f"all {last['tool_calls']} tool call(s) had outputs, and the steps this call ran (onStepFinish) "
-                   f"== {step_limit} ({limits['max_model_calls'].native})"
-                   + (f"; result.steps holds {a.get('step_count')} (the run before the pause too)"
-                      if a.get("step_count") != own_steps else ""))
-            notes.append(why)
-            extra["inference"] = why
-        elif could_go_on:
-            extra["inference"] = (f"the loop stopped after a step with tool calls at {own_steps} steps, "
-                                  f"not at the step limit {step_limit}: no limit inferred")
-        signals = NativeSignals(
-            ended="returned", final_text=a.get("text") or None, finish_reason=a.get("finish_reason"),
-            limit=limit, limit_signal="inferred" if limit else None, denied=denied, extra=extra,
-        )
-        return SegmentResult(signals=signals, notes=notes, **common)
-
-    @staticmethod
-    def _raised(thrown: dict[str, Any], deadline_set: bool, extra: dict[str, Any]) -> NativeSignals:
-        chain: list[dict[str, Any]] = []
-        cur: dict[str, Any] | None = thrown
-        while cur is not None and len(chain) < 6:
-            chain.append(cur)
-            cur = cur.get("cause") or cur.get("lastError")
-        names = {c.get("name") for c in chain} | {c.get("constructor") for c in chain}
-        extra["thrown"] = thrown
-        base: dict[str, Any] = dict(ended="raised", exception_type=thrown.get("name"),
-                                    exception_message=thrown.get("message"), extra=extra)
-        if deadline_set and names & {"MastraTimeoutError", "TimeoutError"}:
-            return NativeSignals(**base, limit="deadline", limit_signal="raised")
-        if names & MODEL_ERRORS or any(c.get("category") == "THIRD_PARTY" or c.get("domain") == "LLM" for c in chain):
-            return NativeSignals(**base, failure="model")
-        return NativeSignals(**base, failure="other")
+        return self._returned(a, extra, notes, common, could_go_on=could_go_on, steps_ran=len(a.steps),
+                              step_limit=deny.step_bound, limit_native=str(limits["max_model_calls"].native))
 
 
 class MastraStream(MastraAdapter):

@@ -1,11 +1,13 @@
 """Vercel AI SDK adapter (`vercel-ai`): a Python adapter driving one long-lived Node program per worker.
 
-The SDK is Node-only, so every segment is a request to `adapters/vercel/driver.mjs` (protocol documented in
-adapters/vercel/README.md), run on the Node binary the locked `node` package installs
+The SDK is Node-only, so every segment is a request to `adapters/vercel/driver.mjs` over loopbench's Node line
+protocol (adapters/node/README.md), run on the Node binary the locked `node` package installs
 (`adapters/vercel/node_modules/.bin/node`, the version `ai` declares), from the locked `package-lock.json`.
-Each worker process owns ONE driver, started on first use (in `warm`, before a run is timed) and reused by
-every run of that worker; a driver that dies is reported for its in-flight runs (the adapter raises, so the
-runner records `error` with the reason) and is restarted at once, in the background, for the next run.
+The process, the requests and what every npm framework reads the same way are adapters/node/ (`NodeAdapter`):
+each worker process owns ONE driver, started on first use (in `warm`, before a run is timed) and reused by every
+run of that worker; a driver that dies is reported for its in-flight runs (the adapter raises, so the runner
+records `error` with the reason) and is restarted at once, in the background, for the next run. This module
+holds what is the SDK's: its request and answer fields, its words, and mapping its counters and limits.
 
 Translation of the neutral scenario into native controls (the `default` variant keeps every other default):
 - model: the scenario's Claude through the SDK's Anthropic provider, as its docs connect Claude:
@@ -75,241 +77,65 @@ Signal mapping (no scenario knowledge):
 
 from __future__ import annotations
 
-import asyncio
-import collections
-import itertools
-import json
-import queue
 import re
-import signal
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-from loopbench.adapters import node_install
-from loopbench.adapters.node_driver import NodeAdapter, NodeHome
+from loopbench.adapters.node.adapter import NodeAdapter
+from loopbench.adapters.node.driver import Reply
+from loopbench.adapters.node.home import NodeHome
+from loopbench.adapters.node.protocol import Hello, SegmentAnswer, SegmentRequest, Wire
 from loopbench.harness.adapter import Capabilities, NodeProject, RunContext
-from loopbench.harness.errors import LoopbenchError
-from loopbench.harness.own_work import OWN_WORK
-from loopbench.harness.record import (
-    LimitKind,
-    LimitTranslation,
-    NativeSignals,
-    PendingCall,
-    ReportedCounters,
-    SegmentResult,
-)
+from loopbench.harness.record import LimitTranslation, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
-PROTOCOL_VERSION = 3
-HELLO_TIMEOUT_S = 60.0
 MIN_AI = (7,)
-
-# errors the SDK throws when the model or its API misbehaves (names as the SDK sets them)
-MODEL_ERRORS = {
-    "AI_APICallError", "AI_RetryError", "AI_NoSuchToolError", "AI_InvalidToolInputError",
-    "AI_ToolChoiceViolationError", "AI_NoContentGeneratedError", "AI_InvalidResponseDataError",
-    "AI_JSONParseError", "AI_TypeValidationError", "AI_EmptyResponseBodyError", "AI_ToolCallRepairError",
-    "AI_NoOutputGeneratedError", "AI_InvalidPromptError",
-}
+# the shipped Node project (read at each call: tests point SHIPPED elsewhere)
+SHIPPED = Path(__file__).resolve().parent / "vercel"
+FILES = ("driver.mjs", "protocol.mjs", "package.json", "package-lock.json")
+NODE_DIR_ENV = "LOOPBENCH_NODE_DIR"  # a driver directory of its own: the version matrix's other `ai` releases
 
 
-class DriverDied(LoopbenchError):
-    """The Node driver process ended while a request was in flight."""
+def node_home() -> NodeHome:
+    """The Vercel driver's Node project, as this module's constants say now."""
+    return NodeHome(SHIPPED, FILES, NODE_DIR_ENV, marker="ai", cache_prefix="vercel-driver",
+                    needs="the Vercel AI SDK driver (the npm packages ai, @ai-sdk/openai, @ai-sdk/anthropic and "
+                          "node@22 from the shipped package-lock.json)")
 
 
-class DriverError(LoopbenchError):
-    """The driver answered a request with an `error` (a protocol, driver or harness problem)."""
+# ---- the SDK's fields of the Node protocol (adapters/node/protocol.py holds the shared ones)
+class VercelDefaults(Wire):
+    """The SDK's default stop conditions, read from the installed source (None when not found)."""
+
+    generateText_stopWhen: str | None
+    ToolLoopAgent_stopWhen: str | None
 
 
-class NodeDriver:
-    """One long-lived `driver.mjs` process, spoken to over line-delimited JSON (thread-safe, sync API).
-
-    Started lazily; after an unexpected death restarted at once in the background (or by the next request).
-    It stays in the worker's process group, so killing the worker kills it too. Requests may overlap; answers
-    are routed by request id. Lines the driver sends without a known id (errors for malformed input) go to `unrouted`.
-    """
-
-    def __init__(self, argv: list[str] | None = None, cwd: Path | None = None, label: str = "vercel driver",
-                 protocol: int = PROTOCOL_VERSION):
-        # the driver runs beside its node_modules (installed into the user cache on first use, when needed)
-        home = cwd or node_install.ensure_installed()
-        self.label = label  # how its lines are tagged in the worker's log (the Mastra adapter reuses this class)
-        self.protocol = protocol  # the driver's protocol version this adapter speaks
-        self.argv = argv or [str(home / "node_modules" / ".bin" / "node"), str(home / "driver.mjs")]
-        self.cwd = home
-        self.proc: subprocess.Popen[str] | None = None
-        self.hello: dict[str, Any] | None = None
-        self.starts = 0
-        self.unrouted: queue.Queue[dict[str, Any]] = queue.Queue()
-        self._lock = threading.Lock()
-        self._pending: dict[str, tuple[subprocess.Popen[str], queue.Queue[dict[str, Any]]]] = {}
-        self._ids = itertools.count(1)
-        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
-        self._hello_q: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        self._closing = False
-
-    # ---- process
-    @property
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc else None
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def ensure(self) -> dict[str, Any]:
-        with self._lock:
-            self._closing = False
-            if not self.alive():
-                self._start()
-            assert self.hello is not None
-            return self.hello
-
-    def _restart_quietly(self) -> None:
-        with self._lock:
-            if self._closing:
-                return
-        try:
-            self.ensure()
-        except (DriverDied, DriverError, OSError) as exc:  # the next request will try again and raise
-            print(f"[{self.label}] restart after a crash failed: {exc}", file=sys.stderr)
-
-    def _start(self) -> None:
-        self._stderr_tail.clear()
-        self._hello_q = queue.Queue()
-        proc = subprocess.Popen(
-            self.argv, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, encoding="utf-8", bufsize=1,
-        )
-        self.proc = proc
-        self.starts += 1
-        threading.Thread(target=self._read_stdout, args=(proc, self._hello_q), daemon=True).start()
-        threading.Thread(target=self._read_stderr, args=(proc,), daemon=True).start()
-        try:
-            hello = self._hello_q.get(timeout=HELLO_TIMEOUT_S)
-        except queue.Empty:
-            self._kill(proc)
-            raise DriverDied(f"the Node driver sent no hello within {HELLO_TIMEOUT_S:.0f} s") from None
-        if hello is None:
-            raise DriverDied(f"the Node driver exited before its hello: {self._death_reason(proc)}")
-        if not hello.get("ok") or hello.get("protocol") != self.protocol:
-            self._kill(proc)
-            raise DriverError(f"the Node driver cannot serve protocol {self.protocol}: {hello}")
-        self.hello = hello
-
-    @staticmethod
-    def _kill(proc: subprocess.Popen[str]) -> None:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-
-    def _death_reason(self, proc: subprocess.Popen[str]) -> str:
-        code = proc.wait()
-        how = f"killed by signal {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
-        tail = " | ".join(self._stderr_tail)
-        return f"the Node driver (pid {proc.pid}) {how}" + (f"; stderr: {tail[-800:]}" if tail else "")
-
-    def _read_stdout(self, proc: subprocess.Popen[str], hello_q: queue.Queue[dict[str, Any] | None]) -> None:
-        assert proc.stdout is not None
-        got_hello = False
-        for line in proc.stdout:
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                print(f"[{self.label}] not a protocol line: {line.rstrip()[:300]}", file=sys.stderr)
-                continue
-            if not got_hello and msg.get("type") == "hello":
-                got_hello = True
-                hello_q.put(msg)
-                continue
-            with self._lock:
-                target = self._pending.get(str(msg.get("id")))
-            (target[1] if target else self.unrouted).put(msg)
-        # EOF: the driver is gone. Everything in flight on it learns why.
-        if not got_hello:
-            hello_q.put(None)
-        reason = self._death_reason(proc)
-        with self._lock:
-            waiting = [q for owner, q in self._pending.values() if owner is proc]
-            unexpected = got_hello and self.proc is proc and not self._closing
-        for q in waiting:
-            q.put({"type": "died", "reason": reason})
-        if unexpected:  # a healthy driver died: start the next one now, so the next run finds it warm
-            print(f"[{self.label}] {reason}; restarting", file=sys.stderr)
-            threading.Thread(target=self._restart_quietly, daemon=True).start()
-
-    def _read_stderr(self, proc: subprocess.Popen[str]) -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            self._stderr_tail.append(line.rstrip())
-            sys.stderr.write(f"[{self.label} {proc.pid}] {line}")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        with self._lock:
-            self._closing = True
-            proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        try:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            self._kill(proc)
-
-    # ---- requests
-    def send_raw(self, line: str) -> None:
-        """Write one raw line (tests use it for malformed input)."""
-        self.ensure()
-        assert self.proc is not None and self.proc.stdin is not None
-        with self._lock:
-            self.proc.stdin.write(line if line.endswith("\n") else line + "\n")
-            self.proc.stdin.flush()
-
-    def request(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """Send one request and wait for its terminal line (its events inside). Raises DriverDied."""
-        t0 = time.perf_counter()
-        self.ensure()
-        waited_s = time.perf_counter() - t0  # > 0 when this request waited for a driver (re)start
-        rid = f"r{next(self._ids)}"
-        q: queue.Queue[dict[str, Any]] = queue.Queue()
-        with self._lock:
-            proc = self.proc
-            if proc is None or proc.poll() is not None:
-                raise DriverDied("the Node driver exited before the request was sent")
-            self._pending[rid] = (proc, q)
-            try:
-                assert proc.stdin is not None
-                proc.stdin.write(json.dumps({**payload, "id": rid}) + "\n")
-                proc.stdin.flush()
-            except OSError as exc:
-                self._pending.pop(rid, None)
-                raise DriverDied(f"cannot write to the Node driver (pid {proc.pid}): {exc}") from None
-        try:
-            msg = q.get()
-            if msg.get("type") == "died":
-                raise DriverDied(f"{msg['reason']} while request {rid} ({payload.get('op')}) was in flight")
-            return {**msg, "driver_pid": proc.pid, "driver_wait_s": round(waited_s, 3)}
-        finally:
-            with self._lock:
-                self._pending.pop(rid, None)
+class VercelHello(Hello):
+    defaults: VercelDefaults
 
 
-_driver: NodeDriver | None = None
-_driver_lock = threading.Lock()
+class VercelRequest(SegmentRequest):
+    api: Literal["generateText", "ToolLoopAgent"]  # the loop API
+    provider: Literal["anthropic", "openai-chat"]  # the provider factory the model comes from
 
 
-def driver() -> NodeDriver:
-    """This worker's one driver (created on first use)."""
-    global _driver
-    with _driver_lock:
-        if _driver is None:
-            _driver = NodeDriver()
-        return _driver
+class SdkWarning(Wire):
+    """A warning the SDK logged during the request (AI_SDK_LOG_WARNINGS)."""
+
+    type: str | None = None
+    message: str | None = None
+    feature: str | None = None
+
+
+class VercelAnswer(SegmentAnswer):
+    # one per step, a step being one model response (result.steps; when it threw, the steps onStepEnd saw)
+    model_responses: int
+    model_responses_source: str
+    language_model_calls: int  # onLanguageModelCallStart callbacks seen (once per step, not per HTTP retry)
+    language_model_responses: int  # onLanguageModelCallEnd callbacks seen (one per parsed response)
+    warnings: list[SdkWarning]
+    raw_finish_reason: str | None = None
 
 
 def _step_limit_of(text: str | None) -> int | None:
@@ -340,7 +166,7 @@ class VercelAIAdapter(NodeAdapter):
     driver_provider: ClassVar[str] = "anthropic"
     package_index = "npm"
     packages = ("@ai-sdk/anthropic", "@ai-sdk/openai", "@ai-sdk/provider-utils", "zod", "node")
-    node_project = NodeProject(node_install.SHIPPED, node_install.FILES, node_install.NODE_DIR_ENV, runtime="node")
+    node_project = NodeProject(SHIPPED, FILES, NODE_DIR_ENV, runtime="node")
     # held to the release's day by the version matrix (Node itself within its locked major): ai 7.0.4 pairs with
     # the @ai-sdk/anthropic and @ai-sdk/openai of its day
     companions = ("@ai-sdk/anthropic", "@ai-sdk/openai", "zod")
@@ -381,82 +207,43 @@ class VercelAIAdapter(NodeAdapter):
         "tool_error_fatal": TOOL_ERROR_THROWN,
     }
 
-    # ---- versions, availability and the plain command: NodeAdapter, from the driver's Node project
+    # ---- the SDK's side of the protocol (versions, the driver, the requests: NodeAdapter)
     npm_label = "`ai`"
+    driver_label = "vercel driver"
+    hello_model = VercelHello
+    request_model = VercelRequest
+    answer_model = VercelAnswer
+    steps_ran_words = "steps"
+    tool_calls_step_words = "a 'tool-calls' step"
 
     @classmethod
     def node_home(cls) -> NodeHome:
-        return node_install.home()
+        return node_home()
 
-    @classmethod
-    def warm(cls) -> None:
-        """Start this worker's driver (Node start-up and import('ai')) before any run is timed."""
-        driver().ensure()
+    def _request_fields(self, scenario: Scenario, ctx: RunContext) -> dict[str, Any]:
+        return {"api": self.driver_api, "provider": self.driver_provider}
 
-    # ---- running
-    def _payload(self, scenario: Scenario, ctx: RunContext, op: str) -> dict[str, Any]:
-        lim = scenario.limits
-        return {
-            "op": op, "variant": self.variant, "api": self.driver_api, "provider": self.driver_provider,
-            "base_url": ctx.base_url, "api_key": ctx.api_key, "run_id": ctx.run_id, "ledger_token": ctx.ledger_token,
-            "model_id": self.model_id(scenario),
-            "prompt": scenario.prompt, "snapshot_dir": str(ctx.snapshot_dir),
-            "tools": [{"name": n, "description": t.description, "parameters": t.parameters, "approval": t.approval}
-                      for n, t in scenario.tools.items()],
-            "limits": {"max_model_calls": lim.max_model_calls, "deadline_s": lim.deadline_s},
-            "deny": scenario.policy.deny,
-            # each turn's tool_choice, its `after` call as a regex (a repeating turn's kb_{n} matches kb_1, ...)
-            "tool_choice": [{"after": r.after_regex, "choice": r.choice} for r in scenario.tool_choice_rules()],
-        }
+    def _deny_evidence(self, tools: str, stop_tools: str) -> str:
+        return f"with a denied approval for {tools} named in stopWhen hasToolCall({stop_tools})"
 
-    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
-        return await self._request(scenario, ctx, self._payload(scenario, ctx, "run"))
-
-    async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
-                     ) -> SegmentResult:
-        payload = {**self._payload(scenario, ctx, "resume"), "snapshot": str(snapshot), "decisions": decisions}
-        return await self._request(scenario, ctx, payload)
-
-    async def _request(self, scenario: Scenario, ctx: RunContext, payload: dict[str, Any]) -> SegmentResult:
-        # the framework runs in Node (its CPU comes back as the driver's cpu_us): everything this Python process
-        # does for the segment — the request, the hop, reading the answer, mapping it — is loopbench's own work
-        with OWN_WORK.measured():
-            return await self._request_measured(scenario, ctx, payload)
-
-    async def _request_measured(self, scenario: Scenario, ctx: RunContext, payload: dict[str, Any]
-                                ) -> SegmentResult:
-        d = driver()
-        answer = await asyncio.to_thread(d.request, payload)
-        events = answer.get("events") or []
-        ctx.work_dir.mkdir(parents=True, exist_ok=True)
-        with open(ctx.work_dir / "driver-events.jsonl", "w", encoding="utf-8") as fh:
-            for ev in events:
-                fh.write(json.dumps(ev) + "\n")
-        if answer.get("type") == "error":
-            raise DriverError(f"the Node driver refused the {payload['op']} request: {answer.get('error')}")
-        if answer.get("harness_errors"):
-            raise DriverError("the ledger refused a tool call: " + "; ".join(answer["harness_errors"]))
-        hello = d.hello or {}
-        return self._segment(scenario, ctx, answer, hello)
+    def _limit_evidence(self, a: VercelAnswer, steps_ran: int | None) -> str:
+        warned = any("stopWhen" in (w.message or "") for w in a.warnings)
+        return "; the SDK logged its default-stop warning" if warned else ""
 
     # ---- mapping what the driver reported
-    def _segment(self, scenario: Scenario, ctx: RunContext, a: dict[str, Any], hello: dict[str, Any]
-                 ) -> SegmentResult:
+    def _segment(self, scenario: Scenario, ctx: RunContext, a: VercelAnswer, reply: Reply[VercelAnswer],
+                 hello: VercelHello, notes: list[str]) -> SegmentResult:
         lim = scenario.limits
-        settings = dict(a.get("settings", {}))
-        settings.update(node=hello.get("node"), driver_protocol=hello.get("protocol"))
-        defaults = hello.get("defaults", {})
-        default_stop = defaults.get(self.default_stop_key)
+        default_stop = getattr(hello.defaults, self.default_stop_key)
         limits: dict[str, LimitTranslation] = {}
-        deny = a.get("deny") or {}
         if lim.max_model_calls is not None:
             limits["max_model_calls"] = LimitTranslation(neutral=lim.max_model_calls,
                                          native=f"stopWhen: isStepCount({lim.max_model_calls})")
             step_limit: int | None = lim.max_model_calls
-        elif deny.get("step_bound") is not None:  # hasToolCall replaced the default: the driver restated it
+        elif a.deny.step_bound is not None:  # hasToolCall replaced the default: the driver restated it
             limits["max_model_calls"] = LimitTranslation(
                 neutral=None, native=f"stopWhen not set (SDK default {default_stop}, restated next to hasToolCall)")
-            step_limit = deny["step_bound"]
+            step_limit = a.deny.step_bound
         else:
             limits["max_model_calls"] = LimitTranslation(
                 neutral=None, native=f"stopWhen not set (SDK default {default_stop})")
@@ -464,107 +251,45 @@ class VercelAIAdapter(NodeAdapter):
         if lim.deadline_s is not None:
             limits["deadline_s"] = LimitTranslation(neutral=lim.deadline_s,
                                     native=f"timeout: {{totalMs: {round(lim.deadline_s * 1000)}}}")
-        missing = self.unsupported_limits(scenario)
-        limits.update(missing)
-        unsupported = list(missing)
-        mechanisms = self.mechanisms(scenario, a.get("mechanisms") or {})  # the driver's own words per intent
-        unsupported += self.unsupported_tool_choice(mechanisms)
-        usage = a.get("usage") or {}
+        usage = a.usage
         # one per step (a step is one model response): the returned result's steps; a call that threw returned no
         # result and its error carries no steps (probes/anthropic_route.mjs), so the steps it reported to onStepEnd
         # (the source of its steps and tokens then too), and none when it reported no step
-        responses = a.get("model_responses")
         counters = ReportedCounters(
-            model_requests_reported=responses if a["ended"] != "raised" or responses else None,
-            tool_calls_requested=a.get("tool_calls_requested"),
-            runtime_steps=a.get("step_count"), runtime_step_unit="step",
-            input_tokens_reported=usage.get("input_tokens"), output_tokens_reported=usage.get("output_tokens"),
+            model_requests_reported=a.model_responses if a.ended != "raised" or a.model_responses else None,
+            tool_calls_requested=a.tool_calls_requested,
+            runtime_steps=a.step_count, runtime_step_unit="step",
+            input_tokens_reported=usage.input_tokens if usage else None,
+            output_tokens_reported=usage.output_tokens if usage else None,
             cumulative=False,
         )
         extra: dict[str, Any] = {
-            "steps": [{k: s.get(k) for k in ("step", "finish_reason", "tool_calls")} for s in a.get("steps", [])],
-            "language_model_calls_seen_by_callbacks": a.get("language_model_calls"),
-            "language_model_responses_seen_by_callbacks": a.get("language_model_responses"),
-            "driver_pid": a.get("driver_pid"),
+            "steps": [{"step": s.step, "finish_reason": s.finish_reason, "tool_calls": [c.wire() for c in s.tool_calls]}
+                      for s in a.steps],
+            "language_model_calls_seen_by_callbacks": a.language_model_calls,
+            "language_model_responses_seen_by_callbacks": a.language_model_responses,
+            "driver_pid": reply.driver_pid,
         }
-        if (a.get("driver_wait_s") or 0) > 0.01:
-            extra["driver_wait_s"] = a["driver_wait_s"]  # this segment's time includes waiting for a driver start
-        if a.get("warnings"):
-            extra["sdk_warnings"] = a["warnings"]
-        notes: list[str] = []
-        common: dict[str, Any] = dict(counters=counters, settings=settings, limits=limits, unsupported=unsupported,
-                      mechanisms=mechanisms,
-                      # the driver outlives the segment: the worker's CPU clock cannot see it, the driver reports it
-                      live_child_cpu_s=(a.get("cpu_us") or 0) / 1e6,
-                      live_child_own_cpu_s=(a.get("own_cpu_us") or 0) / 1e6)
+        if reply.waited_s > 0.01:
+            extra["driver_wait_s"] = reply.waited_s  # this segment's time includes waiting for a driver start
+        if a.warnings:
+            extra["sdk_warnings"] = [w.wire() for w in a.warnings]
+        common = self._common(scenario, a, hello, limits, counters)
 
-        if a["ended"] == "raised":
-            signals = self._raised(a["thrown"], lim.deadline_s is not None, extra)
+        if a.ended == "raised":
+            assert a.thrown is not None
+            signals = self._raised(a.thrown, lim.deadline_s is not None, extra)
             return SegmentResult(signals=signals, notes=notes, **common)
 
-        if a.get("denied"):
-            extra["denied_calls"] = a["denied"]
-        if a["ended"] == "paused":
-            pending = [PendingCall(call_id=p["call_id"], tool=p["tool"], args=p.get("input") or {})
-                       for p in a["pending"]]
-            extra["approval_requests"] = len(pending)
-            signals = NativeSignals(ended="paused", pending=pending, finish_reason=a.get("finish_reason"),
-                                    final_text=a.get("text") or None, extra=extra)
-            return SegmentResult(signals=signals, snapshot=a.get("snapshot") or str(ctx.snapshot_dir), notes=notes,
-                                 **common)
-
-        last = a.get("last_step") or {}
-        limit: LimitKind | None = None
-        denied = False
-        could_go_on = (last.get("finish_reason") == "tool-calls" and last.get("tool_calls", 0) > 0
-                       and last.get("tool_outputs") == last.get("tool_calls"))
-        stop_calls = last.get("denied_stop_calls") or []
-        at_step_limit = step_limit is not None and a.get("step_count") == step_limit
-        if could_go_on and stop_calls and deny.get("stop_tools"):
-            denied = True
-            tools = sorted({c["tool"] for c in stop_calls})
-            why = (f"inferred deny stop: the loop ended after step {a.get('step_count')}, whose tool calls all had "
-                   f"outputs, with a denied approval for {', '.join(tools)} named in stopWhen hasToolCall("
-                   f"{', '.join(deny['stop_tools'])})")
-            if at_step_limit:
-                why += f"; the step limit ({limits['max_model_calls'].native}) was reached at the same step"
-            notes.append(why)
-            extra["inference"] = why
-            extra["denied_signal"] = "inferred"
-        elif could_go_on and at_step_limit:
-            limit = "steps"
-            warned = any("stopWhen" in (w.get("message") or "") for w in a.get("warnings", []))
-            why = (f"inferred step limit: the last step ended with finishReason 'tool-calls' and all "
-                   f"{last['tool_calls']} tool call(s) had outputs, and steps == {step_limit} "
-                   f"({limits['max_model_calls'].native})" + ("; the SDK logged its default-stop warning"
-                                                                 if warned else ""))
-            notes.append(why)
-            extra["inference"] = why
-        elif could_go_on:
-            extra["inference"] = (f"the loop stopped after a 'tool-calls' step at {a.get('step_count')} steps, "
-                                  f"not at the step limit {step_limit}: no limit inferred")
-        signals = NativeSignals(
-            ended="returned", final_text=a.get("text") or None, finish_reason=a.get("finish_reason"),
-            limit=limit, limit_signal="inferred" if limit else None, denied=denied, extra=extra,
-        )
-        return SegmentResult(signals=signals, notes=notes, **common)
-
-    @staticmethod
-    def _raised(thrown: dict[str, Any], deadline_set: bool, extra: dict[str, Any]) -> NativeSignals:
-        chain: list[dict[str, Any]] = []
-        cur: dict[str, Any] | None = thrown
-        while cur is not None and len(chain) < 6:
-            chain.append(cur)
-            cur = cur.get("cause") or cur.get("lastError")
-        names = [c.get("name") for c in chain]
-        extra["thrown"] = thrown
-        base: dict[str, Any] = dict(ended="raised", exception_type=thrown.get("name"),
-                                    exception_message=thrown.get("message"), extra=extra)
-        if deadline_set and "TimeoutError" in names:
-            return NativeSignals(**base, limit="deadline", limit_signal="raised")
-        if any(n in MODEL_ERRORS for n in names):
-            return NativeSignals(**base, failure="model")
-        return NativeSignals(**base, failure="other")
+        if a.denied:
+            extra["denied_calls"] = [d.wire() for d in a.denied]
+        if a.ended == "paused":
+            return self._paused(a, ctx, extra, notes, common)
+        last = a.last_step
+        could_go_on = (last is not None and last.finish_reason == "tool-calls" and last.tool_calls > 0
+                       and last.tool_outputs == last.tool_calls)
+        return self._returned(a, extra, notes, common, could_go_on=could_go_on, steps_ran=a.step_count,
+                              step_limit=step_limit, limit_native=str(limits["max_model_calls"].native))
 
 
 class VercelToolLoopAgent(VercelAIAdapter):

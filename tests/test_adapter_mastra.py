@@ -4,8 +4,8 @@ Integration assertions are what Mastra does natively: the model router's route f
 Claude over Anthropic Messages by default, over Chat Completions in `openai-compatible`), the signal mapping, the
 pause kept in the task's LibSQL store and resumed by run id in another Node driver, what its units allowed
 (recorded and consistent with the ledger and the server). The facts every framework shares are in
-test_ground_truth.py; the Node driver's process plumbing is the Vercel adapter's `NodeDriver`, tested in
-test_adapter_vercel.py. The driver's `prepare` (the task's Mastra instance and LibSQL store built and initialised
+test_ground_truth.py; the Node driver's process plumbing is adapters/node/ (`NodeDriver`), tested in
+test_adapter_vercel.py and test_node_protocol.py. The driver's `prepare` (the task's Mastra instance and LibSQL store built and initialised
 before the segment's clock) is tested here without the suite too, against a server and ledger of the module's own.
 """
 
@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 
-from loopbench.adapters import mastra_agent
-from loopbench.adapters.mastra_agent import HOME, PROTOCOL_VERSION, MastraAdapter, Prepared
-from loopbench.adapters.vercel_ai import NodeDriver
+from loopbench.adapters.mastra_agent import MastraAdapter, MastraAnswer, Prepared
+from loopbench.adapters.node import adapter as node_adapter
+from loopbench.adapters.node.driver import NodeDriver
+from loopbench.adapters.node.protocol import PROTOCOL_VERSION, ErrorAnswer, PrepareAnswer, PrepareRequest
 from loopbench.harness.adapter import RunContext, adapter_class
 from loopbench.harness.record import RunRecord
 from loopbench.harness.scenario import Scenario, load_scenarios
@@ -47,10 +48,8 @@ def records(suite_run) -> dict[tuple[str, str], RunRecord]:
 @pytest.fixture
 def fresh_driver(monkeypatch: pytest.MonkeyPatch) -> Iterator[NodeDriver]:
     """A driver of its own (not the module's), installed as the one the adapter uses."""
-    home = HOME.ensure_installed()
-    d = NodeDriver([str(home / "node_modules" / ".bin" / "node"), str(home / "driver.mjs")], home,
-                   label="mastra driver", protocol=PROTOCOL_VERSION)
-    monkeypatch.setattr(mastra_agent, "_driver", d)
+    d = MastraAdapter.new_driver()
+    monkeypatch.setitem(node_adapter._drivers, MastraAdapter.id, d)
     yield d
     d.close()
 
@@ -87,8 +86,8 @@ def test_prepare_builds_the_store_before_the_segment_which_uses_and_releases_it(
     started = started_event(ctx)
     assert started["prepared"] == key and "setup_ms" not in started
     # released with its segment: a request naming it again is refused
-    again = fresh_driver.request({**adapter._payload(sc, ctx, "run"), "prepared": key})
-    assert again["type"] == "error" and "no prepared instance" in again["error"]
+    again = fresh_driver.request(adapter._payload(sc, ctx, "run", prepared=key), MastraAnswer).answer
+    assert isinstance(again, ErrorAnswer) and "no prepared instance" in again.error
 
 
 def test_a_run_not_prepared_builds_its_instance_inside_and_says_so(fresh_driver, harness, scenarios, tmp_path):
@@ -108,26 +107,32 @@ def test_a_run_not_prepared_builds_its_instance_inside_and_says_so(fresh_driver,
 
 def test_prepare_requests_are_validated_matched_and_kept_only_a_few(fresh_driver, harness, scenarios, tmp_path):
     hello = fresh_driver.ensure()
-    assert hello["protocol"] == PROTOCOL_VERSION == 2
-    keep = hello["prepared_keep"]
-    assert isinstance(keep, int) and keep >= 1
-    incomplete = fresh_driver.request({"op": "prepare", "variant": "default"})
-    assert incomplete["type"] == "error" and "missing field" in incomplete["error"]
+    assert hello.protocol == PROTOCOL_VERSION
+    keep = hello.prepared_keep
+    assert keep >= 1
+
+    def refused(payload: Any) -> str:
+        answer = fresh_driver.request(payload, MastraAnswer).answer
+        assert isinstance(answer, ErrorAnswer)
+        return answer.error
+
+    assert "missing field" in refused({"op": "prepare", "variant": "default"})
     sc = scenarios["support_draft_completes"]
     adapter = MastraAdapter()
     ctxs = [new_ctx(harness, sc, tmp_path) for _ in range(keep + 1)]
-    answers = [fresh_driver.request({"op": "prepare", **adapter._built_from(sc, c)}) for c in ctxs]
-    assert all(a["type"] == "result" and a["setup_ms"] >= 0 for a in answers)
-    assert [a["held"] for a in answers] == [*range(1, keep + 1), keep]  # a prepare whose segment never came ...
-    assert answers[-1]["evicted"] == [answers[0]["prepared"]]  # ... is closed when newer ones push it out
-    evicted = fresh_driver.request({**adapter._payload(sc, ctxs[0], "run"), "prepared": answers[0]["prepared"]})
-    assert evicted["type"] == "error" and "no prepared instance" in evicted["error"]
+    answers = []
+    for c in ctxs:
+        answer = fresh_driver.request(PrepareRequest(**adapter._setup(sc, c)), PrepareAnswer).answer
+        assert isinstance(answer, PrepareAnswer) and answer.setup_ms >= 0
+        answers.append(answer)
+    assert [a.held for a in answers] == [*range(1, keep + 1), keep]  # a prepare whose segment never came ...
+    assert answers[-1].evicted == [answers[0].prepared]  # ... is closed when newer ones push it out
+    assert "no prepared instance" in refused(adapter._payload(sc, ctxs[0], "run", prepared=answers[0].prepared))
     # a run naming another segment's instance is refused (the instance stays for its own segment)
-    other = fresh_driver.request({**adapter._payload(sc, ctxs[1], "run"), "prepared": answers[2]["prepared"]})
-    assert other["type"] == "error" and "built for another segment" in other["error"]
-    assert "run_id" in other["error"] and "task_dir" in other["error"]
-    bad_key = fresh_driver.request({**adapter._payload(sc, ctxs[1], "run"), "prepared": 7})
-    assert bad_key["type"] == "error" and "`prepared`" in bad_key["error"]
+    other = refused(adapter._payload(sc, ctxs[1], "run", prepared=answers[2].prepared))
+    assert "built for another segment" in other and "run_id" in other and "task_dir" in other
+    bad_key = adapter._payload(sc, ctxs[1], "run").model_dump(mode="json")
+    assert "`prepared`" in refused({**bad_key, "prepared": 7})
     assert fresh_driver.alive() and fresh_driver.starts == 1
 
 

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from loopbench.adapters import vercel_ai
-from loopbench.adapters.vercel_ai import TOOL_ERROR_THROWN, DriverDied, DriverError, NodeDriver, VercelAIAdapter
+from loopbench.adapters.node import adapter as node_adapter
+from loopbench.adapters.node.driver import DriverDied, NodeDriver
+from loopbench.adapters.node.protocol import PROTOCOL_VERSION, DriverError, ErrorAnswer, Ping, Pong
+from loopbench.adapters.vercel_ai import TOOL_ERROR_THROWN, VercelAIAdapter, VercelAnswer
 from loopbench.harness.adapter import RunContext
 from loopbench.harness.own_work import OWN_WORK
 from loopbench.harness.record import RunRecord
@@ -237,8 +239,8 @@ def test_resume_twice_is_measured(records):
 @pytest.fixture
 def fresh_driver(monkeypatch: pytest.MonkeyPatch) -> Iterator[NodeDriver]:
     """A driver of its own (not the module's), installed as the one the adapter uses."""
-    d = NodeDriver()
-    monkeypatch.setattr(vercel_ai, "_driver", d)
+    d = VercelAIAdapter.new_driver()
+    monkeypatch.setitem(node_adapter._drivers, VercelAIAdapter.id, d)
     yield d
     d.close()
 
@@ -254,23 +256,27 @@ def new_ctx(h: MiniHarness, scenario: Scenario, tmp_path: Path) -> RunContext:
 
 def test_malformed_messages_get_error_replies_and_the_driver_keeps_serving(fresh_driver):
     hello = fresh_driver.ensure()
-    assert hello["protocol"] == vercel_ai.PROTOCOL_VERSION and hello["node"].startswith("v22.")
+    assert hello.protocol == PROTOCOL_VERSION and hello.node.startswith("v22.")
     pid = fresh_driver.pid
     for line in ("this is not json", "[1, 2]", '{"op": "run"}'):
         fresh_driver.send_raw(line)
         reply = fresh_driver.unrouted.get(timeout=10)
-        assert reply["type"] == "error" and reply["id"] is None and "malformed" in reply["error"]
-    unknown = fresh_driver.request({"op": "fly"})
-    assert unknown["type"] == "error" and "unknown op" in unknown["error"]
-    incomplete = fresh_driver.request({"op": "run", "variant": "default"})
-    assert incomplete["type"] == "error" and "missing field" in incomplete["error"]
+        assert reply.type == "error" and reply.id is None and "malformed" in reply.error
+
+    def refused(payload: dict) -> str:
+        answer = fresh_driver.request(payload, VercelAnswer).answer
+        assert isinstance(answer, ErrorAnswer)
+        return answer.error
+
+    assert "unknown op" in refused({"op": "fly"})
+    assert "missing field" in refused({"op": "run", "variant": "default"})
     whole = {"op": "run", "variant": "default", "api": "generateText", "provider": "anthropic", "base_url": "x",
              "api_key": "k", "run_id": "r", "ledger_token": "t", "model_id": "m", "prompt": "p", "tools": [],
              "snapshot_dir": "s"}
     for field in ("provider", "api"):
-        unknown_field = fresh_driver.request({**whole, field: "nope"})
-        assert unknown_field["type"] == "error" and f"unknown {field}" in unknown_field["error"]
-    assert fresh_driver.request({"op": "ping"})["pong"] is True
+        assert f"unknown {field}" in refused({**whole, field: "nope"})
+    pong = fresh_driver.request(Ping(), Pong).answer
+    assert isinstance(pong, Pong) and pong.pid == pid
     assert fresh_driver.pid == pid and fresh_driver.alive() and fresh_driver.starts == 1
 
 

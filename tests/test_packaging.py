@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ TIER = "unit"
 ROOT = Path(__file__).resolve().parent.parent
 UV = Path(sys.executable).parent / "uv"
 PACKAGE_DIRS = ("loopbench", "harness", "adapters", "reports", "scenarios")
+PYPROJECT_DATA = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess[str]:
@@ -97,15 +99,33 @@ def test_every_module_imports_the_loopbench_namespace():
 
 
 def test_node_missing_is_a_clear_reason(monkeypatch, tmp_path):
-    from loopbench.adapters import node_install
+    from loopbench.adapters import vercel_ai
+    from loopbench.adapters.node.home import NodeMissing
 
-    monkeypatch.setattr(node_install, "SHIPPED", tmp_path / "shipped")  # no node_modules beside it
+    monkeypatch.setattr(vercel_ai, "SHIPPED", tmp_path / "shipped")  # no node_modules beside it
     (tmp_path / "shipped").mkdir()
-    for name in node_install.FILES:
+    for name in vercel_ai.FILES:
         shutil.copy(ROOT / "adapters" / "vercel" / name, tmp_path / "shipped" / name)
     monkeypatch.setenv("LOOPBENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    reason = node_install.missing_reason()
+    reason = vercel_ai.node_home().missing_reason()
     assert reason is not None and "npm" in reason and "not on PATH" in reason
-    with pytest.raises(node_install.NodeMissing, match="npm"):
-        node_install.ensure_installed()
+    with pytest.raises(NodeMissing, match="npm"):
+        vercel_ai.node_home().ensure_installed()
+
+
+def test_every_node_project_ships_the_shared_protocol_module():
+    """Each driver imports `./protocol.mjs`: in the checkout a link to adapters/node/protocol.mjs, a file among
+    its project's files (so the cache, the matrix's copies and the wheel hold it, and its content is in the cache
+    key)."""
+    from loopbench.adapters.mastra_agent import MastraAdapter
+    from loopbench.adapters.vercel_ai import VercelAIAdapter
+
+    shared = (ROOT / "adapters" / "node" / "protocol.mjs").read_bytes()
+    shipped = PYPROJECT_DATA["loopbench.adapters"]
+    for cls in (VercelAIAdapter, MastraAdapter):
+        home = cls.node_home()
+        assert "protocol.mjs" in home.files and (home.shipped / "protocol.mjs").read_bytes() == shared
+        assert "import" in (home.shipped / "driver.mjs").read_text() and "'./protocol.mjs'" in (
+            home.shipped / "driver.mjs").read_text()
+        assert {f"{home.shipped.name}/{f}" for f in home.files} <= set(shipped)

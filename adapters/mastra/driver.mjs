@@ -1,45 +1,27 @@
 // loopbench's long-lived driver for Mastra (@mastra/core). One process serves many runs.
 //
-// Protocol (version 2, documented in README.md): line-delimited JSON. The driver writes one `hello` line when
-// it is ready, then reads one request per line on stdin and writes exactly one terminal line (`result` or
-// `error`, carrying the request's events) per request on stdout, each tagged with the request's `id`. A
-// malformed line gets an `error` reply with `id: null` and the driver keeps serving. Everything else the process
-// or Mastra prints goes to stderr, so stdout stays protocol-only. A `prepare` builds what an application builds
-// once before it serves a request (the tools, the Agent, the Mastra instance with the task's LibSQLStore, its
-// init) and keeps it under a key; the segment's `run` or `resume` names the key, uses it and releases it.
+// It speaks loopbench's Node line protocol (../node/README.md), served by `./protocol.mjs` (the shared framing, the
+// ledger client and the CPU accounting). This file holds only what is Mastra's: importing it, its defaults read from
+// the installed source, and the ops. A `prepare` builds what an application builds once before it serves a request
+// (the tools, the Agent, the Mastra instance with the task's LibSQLStore, its init) and keeps it under a key; the
+// segment's `run` or `resume` names the key, uses it and releases it.
 //
 // The adapter (adapters/mastra_agent.py) maps what this driver reports onto loopbench's native signals; this
 // file only runs Mastra and reports what it said. It knows nothing about scenarios beyond the request.
 
-import http from 'node:http';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import {
+  HarnessError, authorize, callTool, checkRequest, denyPlan, describeError, emit, neutralId, packageVersions,
+  pickToolChoice, serve, toolChoiceSetting,
+} from './protocol.mjs';
 
-const PROTOCOL_VERSION = 2;
 const HERE = new URL('.', import.meta.url);
 const STORE_FILE = 'mastra.db'; // the Mastra instance's LibSQL storage, one per business task (ctx.task_dir)
 const PAUSE_FILE = 'pause.json'; // what the app keeps of a pause: the run id and the pending calls
 // prepared instances a long-lived driver holds at most: a prepare whose segment never comes is closed when a newer
 // one pushes it out (a worker prepares one segment at a time, so a few is plenty)
 const PREPARED_KEEP = 4;
-
-// ---- keep stdout for the protocol only
-const writeProtocol = process.stdout.write.bind(process.stdout);
-process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
-for (const name of ['log', 'info', 'debug']) console[name] = (...args) => console.error(...args);
-
-function send(message) {
-  writeProtocol(JSON.stringify(message) + '\n');
-}
-
-function packageVersion(name) {
-  try {
-    return JSON.parse(readFileSync(new URL(`node_modules/${name}/package.json`, HERE), 'utf8')).version;
-  } catch {
-    return null;
-  }
-}
 
 // Mastra's own defaults, read from the installed source (reported, never assumed): the loop's stop condition
 // when neither maxSteps nor stopWhen is given, and the model-call retries when modelSettings.maxRetries is unset.
@@ -81,80 +63,6 @@ let defaults;
 // how a tool hands Mastra a ledger error, for both tool-error intents (the adapter's mechanism table says the same)
 const TOOL_ERROR_THROWN = "createTool execute throws an Error (Mastra's tool-error path: the model gets the error)";
 
-// the scripted call id: the server sends it as call_<id> (OpenAI protocols) or toolu_<id> (Anthropic Messages)
-const neutralId = (id) => (typeof id === 'string' ? id.replace(/^(call_|toolu_)/, '') : id);
-
-class HarnessError extends Error {
-  name = 'HarnessError';
-}
-
-function describeError(error, depth = 0) {
-  if (error == null || typeof error !== 'object') return { name: typeof error, message: String(error) };
-  const out = {
-    name: error.name ?? error.constructor?.name ?? 'Error',
-    constructor: error.constructor?.name ?? null,
-    message: String(error.message ?? '').slice(0, 1000),
-  };
-  for (const key of ['id', 'domain', 'category', 'statusCode', 'isRetryable', 'reason', 'url', 'timeoutType',
-    'toolName', 'toolCallId']) {
-    if (error[key] !== undefined && typeof error[key] !== 'object') out[key] = error[key];
-  }
-  if (depth < 3) {
-    if (error.lastError) out.lastError = describeError(error.lastError, depth + 1);
-    if (Array.isArray(error.errors)) out.attempts = error.errors.length;
-    if (error.cause) out.cause = describeError(error.cause, depth + 1);
-  }
-  return out;
-}
-
-// ---- the ledger's HTTP face (node:http with one keep-alive agent, as the vercel driver does)
-let ledgerInFlight = 0;
-let ledgerSince = null;
-let ledgerCpuUs = 0;
-const cpuUs = () => { const u = process.cpuUsage(); return u.user + u.system; };
-const ledgerAgent = new http.Agent({ keepAlive: true });
-
-async function ledgerPost(req, path, body, signal) {
-  if (ledgerInFlight++ === 0) ledgerSince = cpuUs();
-  try {
-    return await ledgerPostOnce(req, path, body, signal);
-  } finally {
-    if (--ledgerInFlight === 0) ledgerCpuUs += cpuUs() - ledgerSince;
-  }
-}
-
-function ledgerPostOnce(req, path, body, signal) {
-  const url = new URL(`${req.base_url.replace(/\/$/, '')}/ledger/${encodeURIComponent(req.run_id)}/${path}`);
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const request = http.request(url, {
-      method: 'POST', agent: ledgerAgent, signal,
-      headers: {
-        'content-type': 'application/json', 'content-length': Buffer.byteLength(payload),
-        'x-loopbench-token': req.ledger_token,
-      },
-    }, (response) => {
-      const chunks = [];
-      response.on('data', (chunk) => chunks.push(chunk));
-      response.on('error', reject);
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if (response.statusCode < 200 || response.statusCode >= 300) {
-          reject(new HarnessError(`ledger ${path} answered HTTP ${response.statusCode}: ${text.slice(0, 300)}`));
-          return;
-        }
-        try {
-          resolve(JSON.parse(text));
-        } catch {
-          reject(new HarnessError(`ledger ${path} answered with no JSON: ${text.slice(0, 300)}`));
-        }
-      });
-    });
-    request.on('error', reject);
-    request.end(payload);
-  });
-}
-
 // each variant: the Agent's API it calls and the model router route it sends the scenario's model through
 const VARIANTS = {
   default: { streaming: false, route: 'anthropic' },
@@ -186,19 +94,9 @@ function modelFor(req, route) {
 const BUILT_FROM = ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'tools', 'task_dir'];
 
 function validate(req) {
-  const need = {
-    prepare: BUILT_FROM,
-    run: ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'prompt', 'tools', 'snapshot_dir',
-      'task_dir'],
-    resume: ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'tools', 'snapshot_dir',
-      'task_dir', 'snapshot', 'decisions'],
-  }[req.op];
-  const missing = need.filter((k) => req[k] === undefined || req[k] === null);
-  if (missing.length) return `missing field(s): ${missing.join(', ')}`;
-  if (!Array.isArray(req.tools)) return '`tools` must be a list';
+  const problem = checkRequest(req, ['task_dir']);
+  if (problem) return problem;
   if (!Object.hasOwn(VARIANTS, req.variant)) return `unknown variant ${JSON.stringify(req.variant)}`;
-  if (req.deny != null && !['stop', 'continue'].includes(req.deny)) return `unknown deny intent ${JSON.stringify(req.deny)}`;
-  if (req.tool_choice != null && !Array.isArray(req.tool_choice)) return '`tool_choice` must be a list of rules';
   if (req.op !== 'prepare' && req.prepared != null && typeof req.prepared !== 'string') {
     return '`prepared` must be the key a prepare answered';
   }
@@ -222,13 +120,7 @@ function toolChoiceFor(rules, messages) {
   let end = last.length;
   while (end > 0 && last[end - 1]?.type === 'step-start') end -= 1;
   const begin = last.slice(0, end).map((p) => p?.type).lastIndexOf('step-start') + 1;
-  const trailing = results(last.slice(begin, end));
-  for (const rule of rules) {
-    if (rule.after == null ? !anyResults : trailing.some((id) => new RegExp(rule.after).test(id))) {
-      return ['auto', 'none', 'required'].includes(rule.choice) ? rule.choice : { type: 'tool', toolName: rule.choice };
-    }
-  }
-  return null;
+  return pickToolChoice(rules, anyResults, results(last.slice(begin, end)));
 }
 
 // ---- what an application builds once before it serves a request: the tools, the Agent, the Mastra instance with
@@ -241,8 +133,7 @@ async function buildApp(req) {
   const began = performance.now();
   const { Agent, Mastra, createTool, LibSQLStore, z } = sdk;
   const app = { io: { events: [], harnessErrors: [] }, built_from: Object.fromEntries(BUILT_FROM.map((k) => [k, req[k]])) };
-  const emit = (event, data) => app.io.events.push({ event, ...data });
-  const approvalOf = Object.fromEntries(req.tools.map((t) => [t.name, t.approval ?? 'none']));
+  const { approvalOf } = denyPlan(req);
 
   const tools = {};
   for (const spec of req.tools) {
@@ -255,28 +146,13 @@ async function buildApp(req) {
       // the input, not the call id)
       ...(needsApproval ? {
         requireApproval: async (input) => {
-          await ledgerPost(req, 'authorize', { tool: spec.name, args: input ?? {}, call_id: null,
-            decision: 'approval required' });
-          emit('authorize', { tool: spec.name, call_id: null, decision: 'approval required' });
+          await authorize(req, app.io, spec.name, input, null, 'approval required');
           return true;
         },
       } : {}),
-      execute: async (input, context) => {
-        const callId = neutralId(context?.toolCallId ?? context?.agent?.toolCallId ?? null);
-        emit('tool-start', { tool: spec.name, call_id: callId });
-        let answer;
-        try {
-          answer = await ledgerPost(req, 'call', { tool: spec.name, args: input ?? {}, call_id: callId },
-            context?.abortSignal);
-        } catch (error) {
-          if (error instanceof HarnessError) app.io.harnessErrors.push(error.message);
-          emit('tool-end', { tool: spec.name, call_id: callId, ok: false, error: describeError(error).name });
-          throw error;
-        }
-        emit('tool-end', { tool: spec.name, call_id: callId, ok: answer.ok, error_kind: answer.error_kind ?? null });
-        if (!answer.ok) throw new Error(answer.text); // Mastra's own tool-error path
-        return answer.text;
-      },
+      // a ledger error is thrown: Mastra's own tool-error path
+      execute: (input, context) => callTool(req, app.io, spec.name, input,
+        neutralId(context?.toolCallId ?? context?.agent?.toolCallId ?? null), context?.abortSignal),
     });
   }
 
@@ -319,7 +195,7 @@ async function prepareApp(req) {
     await releaseApp(old);
   }
   prepared.set(key, app);
-  return { id: req.id, type: 'result', prepared: key, setup_ms: app.setup_ms, held: prepared.size, evicted };
+  return { prepared: key, setup_ms: app.setup_ms, held: prepared.size, evicted };
 }
 
 // the app a run or resume uses: the prepared one it names (taken out: it is this segment's), else one built now
@@ -340,12 +216,9 @@ async function appFor(req) {
 
 // ---- one run segment (a run from the prompt, or a resume of the run held in the task's storage)
 async function runSegment(req, store) {
-  const emit = (event, data) => store.events.push({ event, ...data });
+  const note = (event, data) => emit(store, event, data);
   const limits = req.limits ?? {};
-  const approvalOf = Object.fromEntries(req.tools.map((t) => [t.name, t.approval ?? 'none']));
-  const denyIntent = req.deny ?? 'stop';
-  const deniedTools = req.tools.filter((t) => approvalOf[t.name] === 'deny').map((t) => t.name);
-  const stopTools = denyIntent === 'stop' ? deniedTools : [];
+  const { approvalOf, intent: denyIntent, deniedTools, stopTools } = denyPlan(req);
   const { streaming } = VARIANTS[req.variant];
   const { app, builtInRun } = await appFor(req);
   app.io = store; // the tools built with the app report into this request's events
@@ -357,8 +230,7 @@ async function runSegment(req, store) {
     beforeToolCall: async ({ toolName, input, context }) => {
       if (!deniedTools.includes(toolName)) return undefined;
       const callId = neutralId(context?.toolCallId ?? context?.agent?.toolCallId ?? null);
-      await ledgerPost(req, 'authorize', { tool: toolName, args: input ?? {}, call_id: callId, decision: 'denied by policy' });
-      emit('authorize', { tool: toolName, call_id: callId, decision: 'denied by policy' });
+      await authorize(req, store, toolName, input, callId, 'denied by policy');
       deniedCalls.push({ call_id: callId, tool: toolName });
       return { proceed: false, output: 'Tool call denied by policy.' };
     },
@@ -406,7 +278,7 @@ async function runSegment(req, store) {
       const toolChoice = toolChoiceFor(choiceRules, sent ?? []);
       return toolChoice ? { toolChoice } : undefined;
     };
-    settings.prepareStep = `toolChoice per step: ${choiceRules.map((r) => `${r.after ?? 'opening call'} -> ${r.choice}`).join('; ')}`;
+    settings.prepareStep = toolChoiceSetting(choiceRules);
   }
   const approvalTools = req.tools.filter((t) => approvalOf[t.name] === 'required').map((t) => t.name);
   if (approvalTools.length) settings.requireApproval = approvalTools;
@@ -445,12 +317,12 @@ async function runSegment(req, store) {
       output_tokens: step.usage?.outputTokens ?? null,
     };
     steps.push(summary);
-    emit('step', summary);
+    note('step', summary);
   };
 
   // a run that named no prepared instance built it inside the request: how long that took (else it was the prepare's)
   const setupMs = builtInRun ? app.setup_ms : null;
-  emit('started', { op: req.op, variant: req.variant, settings, prepared: req.prepared ?? null,
+  note('started', { op: req.op, variant: req.variant, settings, prepared: req.prepared ?? null,
     ...(builtInRun ? { setup_ms: setupMs } : {}) });
   let output = null;
   let thrown = null;
@@ -486,7 +358,7 @@ async function runSegment(req, store) {
   }
 
   const out = {
-    id: req.id, type: 'result', settings, mechanisms, steps, harness_errors: store.harnessErrors,
+    settings, mechanisms, steps, harness_errors: store.harnessErrors,
     deny: { intent: denyIntent, denied_tools: deniedTools, stop_tools: stopTools, step_bound: stepBound },
     denied: deniedCalls, resumed, prepared: req.prepared ?? null, ...(builtInRun ? { setup_ms: setupMs } : {}),
   };
@@ -518,7 +390,7 @@ async function runSegment(req, store) {
     await mkdir(req.snapshot_dir, { recursive: true });
     await writeFile(`${req.snapshot_dir}/${PAUSE_FILE}`, JSON.stringify({ run_id: output.runId, pending, store: STORE_FILE }));
     snapshot = req.snapshot_dir;
-    for (const p of pending) emit('approval-request', { tool: p.tool, call_id: p.call_id });
+    for (const p of pending) note('approval-request', { tool: p.tool, call_id: p.call_id });
   }
   const usage = output.totalUsage ?? output.usage ?? {};
   return {
@@ -558,74 +430,21 @@ async function drive(res, streaming, approvalChunks) {
   return { ...full, runId: full.runId ?? res.runId, finishReason: full.finishReason ?? (await res.finishReason) };
 }
 
-async function handle(req) {
-  if (req.op === 'ping') return { id: req.id, type: 'result', pong: true, pid: process.pid };
-  const problem = validate(req);
-  if (problem) return { id: req.id, type: 'error', error: `bad ${req.op} request: ${problem}` };
-  const store = { harnessErrors: [], events: [] };
-  try {
-    if (req.op === 'prepare') return { ...(await prepareApp(req)), events: store.events };
-    return { ...(await runSegment(req, store)), events: store.events };
-  } catch (error) {
-    const d = describeError(error);
-    return { id: req.id, type: 'error', error: `${d.name}: ${d.message}`, detail: d, stack: error?.stack ?? null,
-      events: store.events };
-  }
-}
-
-function onLine(line, inflight) {
-  if (!line.trim()) return;
-  let req;
-  try {
-    req = JSON.parse(line);
-  } catch (error) {
-    send({ id: null, type: 'error', error: `malformed request (not JSON): ${error.message}` });
-    return;
-  }
-  if (req === null || typeof req !== 'object' || Array.isArray(req)) {
-    send({ id: null, type: 'error', error: 'malformed request: not a JSON object' });
-    return;
-  }
-  const id = typeof req.id === 'string' || typeof req.id === 'number' ? req.id : null;
-  if (id === null) {
-    send({ id: null, type: 'error', error: 'malformed request: `id` must be a string or a number' });
-    return;
-  }
-  if (!['ping', 'prepare', 'run', 'resume'].includes(req.op)) {
-    send({ id, type: 'error', error: `unknown op ${JSON.stringify(req.op)} (expected ping, prepare, run or resume)` });
-    return;
-  }
-  const cpuStart = cpuUs();
-  const ownStart = ledgerCpuUs;
-  const work = handle(req)
-    .catch((error) => ({ id, type: 'error', error: `driver bug: ${error?.stack ?? error}` }))
-    .then((answer) => send({ ...answer, cpu_us: cpuUs() - cpuStart, own_cpu_us: ledgerCpuUs - ownStart }))
-    .finally(() => inflight.delete(work));
-  inflight.add(work);
-}
-
-async function main() {
-  try {
+serve({
+  framework: 'Mastra',
+  load: async () => {
     const [agentMod, coreMod, toolsMod, libsqlMod, zodMod] = await Promise.all([
       import('@mastra/core/agent'), import('@mastra/core'), import('@mastra/core/tools'), import('@mastra/libsql'),
       import('zod')]);
     sdk = { Agent: agentMod.Agent, Mastra: coreMod.Mastra, createTool: toolsMod.createTool,
       LibSQLStore: libsqlMod.LibSQLStore, z: zodMod.z };
-  } catch (error) {
-    send({ type: 'hello', ok: false, protocol: PROTOCOL_VERSION, error: `cannot import Mastra: ${error.message}` });
-    process.exit(1);
-  }
-  defaults = mastraDefaults();
-  send({
-    type: 'hello', ok: true, protocol: PROTOCOL_VERSION, pid: process.pid, node: process.version,
+    defaults = mastraDefaults();
+  },
+  hello: () => ({
     prepared_keep: PREPARED_KEEP,
-    packages: Object.fromEntries(['@mastra/core', '@mastra/libsql', 'zod'].map((n) => [n, packageVersion(n)])),
+    packages: packageVersions(HERE, ['@mastra/core', '@mastra/libsql', 'zod']),
     defaults,
-  });
-  const inflight = new Set();
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  lines.on('line', (line) => onLine(line, inflight));
-  lines.on('close', () => Promise.allSettled([...inflight]).then(() => process.exit(0)));
-}
-
-main();
+  }),
+  validate,
+  ops: { prepare: prepareApp, run: runSegment, resume: runSegment },
+});

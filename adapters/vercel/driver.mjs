@@ -1,39 +1,21 @@
 // loopbench's long-lived driver for the Vercel AI SDK. One process serves many runs.
 //
-// Protocol (version 3, documented in README.md): line-delimited JSON. The driver writes one `hello` line when
-// it is ready, then reads one request per line on stdin and writes exactly one terminal line (`result` or
-// `error`, carrying the request's events) per request on stdout, each tagged with the request's `id`. Requests run concurrently;
-// a malformed line gets an `error` reply with `id: null` (or the id it could read) and the driver keeps
-// serving. Everything else the process or the SDK prints goes to stderr, so stdout stays protocol-only.
+// It speaks loopbench's Node line protocol (../node/README.md), served by `./protocol.mjs` (the shared framing, the
+// ledger client and the CPU accounting): a `hello` when ready, then one terminal line per request. This file holds
+// only what is the SDK's: importing it, its defaults read from the installed source, and the `run` / `resume` ops.
 //
 // The adapter (adapters/vercel_ai.py) maps what this driver reports onto loopbench's native signals; this file
 // only runs the SDK and reports what it said. It knows nothing about scenarios beyond the request.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
+import {
+  authorize, callTool, checkRequest, denyPlan, describeError, emit, neutralId, packageVersions, pickToolChoice, serve,
+  toolChoiceSetting,
+} from './protocol.mjs';
 
-const PROTOCOL_VERSION = 3;
 const HERE = new URL('.', import.meta.url);
-
-// ---- keep stdout for the protocol only
-const writeProtocol = process.stdout.write.bind(process.stdout);
-process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
-for (const name of ['log', 'info', 'debug']) console[name] = (...args) => console.error(...args);
-
-function send(message) {
-  writeProtocol(JSON.stringify(message) + '\n');
-}
-
-function packageVersion(name) {
-  try {
-    return JSON.parse(readFileSync(new URL(`node_modules/${name}/package.json`, HERE), 'utf8')).version;
-  } catch {
-    return null;
-  }
-}
 
 // The SDK's own default stop conditions, read from the installed source (reported, never assumed).
 function sdkDefaults() {
@@ -63,86 +45,6 @@ globalThis.AI_SDK_LOG_WARNINGS = (options) => {
 
 let sdk; // the imported modules, once per process
 
-// the scripted call id: the provider's tool call id without its protocol's prefix (Chat Completions `call_`,
-// Anthropic Messages `toolu_`)
-const neutralId = (id) => (typeof id === 'string' ? id.replace(/^(call_|toolu_)/, '') : id);
-
-class HarnessError extends Error {}
-
-function describeError(error, depth = 0) {
-  if (error == null || typeof error !== 'object') return { name: typeof error, message: String(error) };
-  const out = {
-    name: error.name ?? error.constructor?.name ?? 'Error',
-    constructor: error.constructor?.name ?? null,
-    message: String(error.message ?? '').slice(0, 1000),
-  };
-  for (const key of ['statusCode', 'isRetryable', 'reason', 'url', 'toolName', 'toolCallId']) {
-    if (error[key] !== undefined && typeof error[key] !== 'object') out[key] = error[key];
-  }
-  if (depth < 3) {
-    if (error.lastError) out.lastError = describeError(error.lastError, depth + 1);
-    if (Array.isArray(error.errors)) out.attempts = error.errors.length;
-    if (error.cause) out.cause = describeError(error.cause, depth + 1);
-  }
-  return out;
-}
-
-// ---- the ledger's HTTP face
-// CPU the driver spends in loopbench's own code: while at least one ledger call is in flight (counted once
-// when calls overlap). Reported with every answer next to the driver's whole CPU for the request.
-let ledgerInFlight = 0;
-let ledgerSince = null;
-let ledgerCpuUs = 0;
-const cpuUs = () => { const u = process.cpuUsage(); return u.user + u.system; };
-
-async function ledgerPost(req, path, body, signal) {
-  if (ledgerInFlight++ === 0) ledgerSince = cpuUs();
-  try {
-    return await ledgerPostOnce(req, path, body, signal);
-  } finally {
-    if (--ledgerInFlight === 0) ledgerCpuUs += cpuUs() - ledgerSince;
-  }
-}
-
-// node:http with one keep-alive agent, not fetch: on this loopback call undici's fetch cost ~2.4 ms of CPU per
-// call (measured by the driver's own cpu_us), on every tool call. An abort (the SDK's abortSignal) destroys the
-// request's socket, so the ledger sees the caller leave.
-const ledgerAgent = new http.Agent({ keepAlive: true });
-
-function ledgerPostOnce(req, path, body, signal) {
-  const url = new URL(`${req.base_url.replace(/\/$/, '')}/ledger/${encodeURIComponent(req.run_id)}/${path}`);
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const request = http.request(url, {
-      method: 'POST',
-      agent: ledgerAgent,
-      signal,
-      headers: {
-        'content-type': 'application/json', 'content-length': Buffer.byteLength(payload),
-        'x-loopbench-token': req.ledger_token,
-      },
-    }, (response) => {
-      const chunks = [];
-      response.on('data', (chunk) => chunks.push(chunk));
-      response.on('error', reject);
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if (response.statusCode < 200 || response.statusCode >= 300) {
-          reject(new HarnessError(`ledger ${path} answered HTTP ${response.statusCode}: ${text.slice(0, 300)}`));
-          return;
-        }
-        try {
-          resolve(JSON.parse(text));
-        } catch (error) {
-          reject(new HarnessError(`ledger ${path} answered with no JSON: ${text.slice(0, 300)}`));
-        }
-      });
-    });
-    request.on('error', reject);
-    request.end(payload);
-  });
-}
-
 // the model class a request names: the provider package's factory, as its docs connect a model to an endpoint
 const PROVIDERS = {
   // @ai-sdk/anthropic, the SDK's provider for Claude (Anthropic Messages, POST {baseURL}/messages)
@@ -161,38 +63,23 @@ const APIS = { generateText: 'generateText()', ToolLoopAgent: 'new ToolLoopAgent
 const baseUrlV1 = (req) => `${req.base_url.replace(/\/$/, '')}/v1`;
 
 function validate(req) {
-  const need = {
-    run: ['variant', 'api', 'provider', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'prompt', 'tools',
-      'snapshot_dir'],
-    resume: ['variant', 'api', 'provider', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'tools',
-      'snapshot_dir', 'snapshot', 'decisions'],
-  }[req.op];
-  const missing = need.filter((k) => req[k] === undefined || req[k] === null);
-  if (missing.length) return `missing field(s): ${missing.join(', ')}`;
-  if (!Array.isArray(req.tools)) return '`tools` must be a list';
+  const problem = checkRequest(req, ['api', 'provider']);
+  if (problem) return problem;
   if (!Object.hasOwn(APIS, req.api)) return `unknown api ${JSON.stringify(req.api)} (expected ${Object.keys(APIS).join(' or ')})`;
   if (!Object.hasOwn(PROVIDERS, req.provider)) {
     return `unknown provider ${JSON.stringify(req.provider)} (expected ${Object.keys(PROVIDERS).join(' or ')})`;
   }
-  if (req.deny != null && !['stop', 'continue'].includes(req.deny)) return `unknown deny intent ${JSON.stringify(req.deny)}`;
-  if (req.tool_choice != null && !Array.isArray(req.tool_choice)) return '`tool_choice` must be a list of rules';
   return null;
 }
 
-// the scenario's tool_choice for the step about to send `messages`: a rule with `after: null` is the opening call
-// (no tool result in the conversation yet), one with `after: <regex>` the call after that scripted call's result
+// the scenario's tool_choice for the step about to send `messages` (AI SDK model messages): the tool results of
+// the trailing tool messages are the ones the step answers
 function toolChoiceFor(rules, messages) {
   const ids = (m) => (m.role === 'tool' && Array.isArray(m.content)
     ? m.content.filter((p) => p.type === 'tool-result' && p.toolCallId).map((p) => neutralId(p.toolCallId)) : []);
   const trailing = [];
   for (let i = messages.length - 1; i >= 0 && messages[i].role === 'tool'; i -= 1) trailing.push(...ids(messages[i]));
-  const anyResults = messages.some((m) => ids(m).length > 0);
-  for (const rule of rules) {
-    if (rule.after == null ? !anyResults : trailing.some((id) => new RegExp(rule.after).test(id))) {
-      return ['auto', 'none', 'required'].includes(rule.choice) ? rule.choice : { type: 'tool', toolName: rule.choice };
-    }
-  }
-  return null;
+  return pickToolChoice(rules, messages.some((m) => ids(m).length > 0), trailing);
 }
 
 const TOOL_ERROR_THROWN = "tool execute throws an Error (the SDK's tool-error part: the model gets the error; the "
@@ -203,13 +90,10 @@ async function runSegment(req, store) {
   const { generateText, ToolLoopAgent, hasToolCall, isStepCount, jsonSchema, tool } = sdk.ai;
   // events travel with the terminal line: a line per event cost ~2 ms per run, and a driver that dies loses
   // its in-flight answer either way
-  const emit = (event, data) => store.events.push({ event, ...data });
+  const note = (event, data) => emit(store, event, data);
   const limits = req.limits ?? {};
-  const approvalOf = Object.fromEntries(req.tools.map((t) => [t.name, t.approval ?? 'none']));
-  const denyIntent = req.deny ?? 'stop'; // the scenario's intent for tools denied by policy
-  const deniedTools = req.tools.filter((t) => approvalOf[t.name] === 'deny').map((t) => t.name);
   // the stop intent: the documented loop control `hasToolCall` ends the loop after the step with the denied call
-  const stopTools = denyIntent === 'stop' ? deniedTools : [];
+  const { approvalOf, intent: denyIntent, deniedTools, stopTools } = denyPlan(req);
 
   // resume: the saved conversation plus one tool message with the decisions, keyed by scripted call id
   let messages = null;
@@ -231,32 +115,17 @@ async function runSegment(req, store) {
     if (content.length) messages.push({ role: 'tool', content });
   }
 
-  const authorize = async (name, input, toolCallId, decision) => {
-    const callId = neutralId(toolCallId);
-    await ledgerPost(req, 'authorize', { tool: name, args: input ?? {}, call_id: callId, decision });
-    emit('authorize', { tool: name, call_id: callId, decision });
-  };
+  const authorized = (name, input, toolCallId, decision) => authorize(req, store, name, input, neutralId(toolCallId),
+    decision);
 
   const tools = {};
   for (const spec of req.tools) {
     tools[spec.name] = tool({
       description: spec.description,
       inputSchema: jsonSchema(spec.parameters),
-      execute: async (input, { toolCallId, abortSignal }) => {
-        const callId = neutralId(toolCallId);
-        emit('tool-start', { tool: spec.name, call_id: callId });
-        let answer;
-        try {
-          answer = await ledgerPost(req, 'call', { tool: spec.name, args: input ?? {}, call_id: callId }, abortSignal);
-        } catch (error) {
-          if (error instanceof HarnessError) store.harnessErrors.push(error.message);
-          emit('tool-end', { tool: spec.name, call_id: callId, ok: false, error: describeError(error).name });
-          throw error;
-        }
-        emit('tool-end', { tool: spec.name, call_id: callId, ok: answer.ok, error_kind: answer.error_kind ?? null });
-        if (!answer.ok) throw new Error(answer.text); // the SDK's own tool-error path (a tool-error part)
-        return answer.text;
-      },
+      // a ledger error is thrown: the SDK's own tool-error path (a tool-error part)
+      execute: (input, { toolCallId, abortSignal }) => callTool(req, store, spec.name, input, neutralId(toolCallId),
+        abortSignal),
     });
   }
 
@@ -268,14 +137,14 @@ async function runSegment(req, store) {
       approvalSettings[spec.name] = 'user-approval';
       toolApproval[spec.name] = async (input, { toolCallId }) => {
         const revalidation = approvedOnResume.has(toolCallId);
-        await authorize(spec.name, input, toolCallId,
+        await authorized(spec.name, input, toolCallId,
           revalidation ? 'revalidated on resume (approved by the user)' : 'approval required');
         return 'user-approval';
       };
     } else if (approvalOf[spec.name] === 'deny') {
       approvalSettings[spec.name] = 'denied';
       toolApproval[spec.name] = async (input, { toolCallId }) => {
-        await authorize(spec.name, input, toolCallId, 'denied by policy');
+        await authorized(spec.name, input, toolCallId, 'denied by policy');
         return { type: 'denied', reason: 'denied by policy' };
       };
     }
@@ -339,7 +208,7 @@ async function runSegment(req, store) {
       const toolChoice = toolChoiceFor(choiceRules, sent);
       return toolChoice ? { toolChoice } : {};
     };
-    settings.prepareStep = `toolChoice per step: ${choiceRules.map((r) => `${r.after ?? 'opening call'} -> ${r.choice}`).join('; ')}`;
+    settings.prepareStep = toolChoiceSetting(choiceRules);
   }
   let timeout;
   if (limits.deadline_s != null) {
@@ -362,12 +231,12 @@ async function runSegment(req, store) {
         output_tokens: step.usage?.outputTokens ?? null,
       };
       steps.push(summary);
-      emit('step', summary);
+      note('step', summary);
     },
   };
   const prompt = req.op === 'run' ? { prompt: req.prompt } : { messages };
 
-  emit('started', { op: req.op, variant: req.variant, settings });
+  note('started', { op: req.op, variant: req.variant, settings });
   let result;
   let thrown = null;
   try {
@@ -393,7 +262,7 @@ async function runSegment(req, store) {
   }
 
   const out = {
-    id: req.id, type: 'result', settings, mechanisms, steps, language_model_calls: languageModelCalls,
+    settings, mechanisms, steps, language_model_calls: languageModelCalls,
     language_model_responses: languageModelResponses,
     warnings: store.warnings, harness_errors: store.harnessErrors,
     deny: { intent: denyIntent, denied_tools: deniedTools, stop_tools: stopTools, step_bound: stepBound },
@@ -432,7 +301,7 @@ async function runSegment(req, store) {
     await writeFile(`${req.snapshot_dir}/messages.json`, JSON.stringify(conversation));
     await writeFile(`${req.snapshot_dir}/approvals.json`, JSON.stringify(pending));
     snapshot = req.snapshot_dir;
-    for (const p of pending) emit('approval-request', { tool: p.tool, call_id: p.call_id, approval_id: p.approval_id });
+    for (const p of pending) note('approval-request', { tool: p.tool, call_id: p.call_id, approval_id: p.approval_id });
   }
   return {
     ...out,
@@ -460,72 +329,14 @@ async function runSegment(req, store) {
   };
 }
 
-async function handle(req) {
-  if (req.op === 'ping') return { id: req.id, type: 'result', pong: true, pid: process.pid };
-  const problem = validate(req);
-  if (problem) return { id: req.id, type: 'error', error: `bad ${req.op} request: ${problem}` };
-  const store = { warnings: [], harnessErrors: [], events: [] };
-  try {
-    return { ...(await requestContext.run(store, () => runSegment(req, store))), events: store.events };
-  } catch (error) {
-    // a driver or harness problem (snapshot unreadable, ledger refused...), not a framework signal
-    const d = describeError(error);
-    return {
-      id: req.id, type: 'error', error: `${d.name}: ${d.message}`, detail: d, stack: error?.stack ?? null,
-      events: store.events,
-    };
-  }
-}
-
-function onLine(line, inflight) {
-  if (!line.trim()) return;
-  let req;
-  try {
-    req = JSON.parse(line);
-  } catch (error) {
-    send({ id: null, type: 'error', error: `malformed request (not JSON): ${error.message}` });
-    return;
-  }
-  if (req === null || typeof req !== 'object' || Array.isArray(req)) {
-    send({ id: null, type: 'error', error: 'malformed request: not a JSON object' });
-    return;
-  }
-  const id = typeof req.id === 'string' || typeof req.id === 'number' ? req.id : null;
-  if (id === null) {
-    send({ id: null, type: 'error', error: 'malformed request: `id` must be a string or a number' });
-    return;
-  }
-  if (!['ping', 'run', 'resume'].includes(req.op)) {
-    send({ id, type: 'error', error: `unknown op ${JSON.stringify(req.op)} (expected ping, run or resume)` });
-    return;
-  }
-  // one request at a time per worker: the process's CPU over the request is the request's
-  const cpuStart = cpuUs();
-  const ownStart = ledgerCpuUs;
-  const work = handle(req)
-    .catch((error) => ({ id, type: 'error', error: `driver bug: ${error?.stack ?? error}` }))
-    .then((answer) => send({ ...answer, cpu_us: cpuUs() - cpuStart, own_cpu_us: ledgerCpuUs - ownStart }))
-    .finally(() => inflight.delete(work));
-  inflight.add(work);
-}
-
-async function main() {
-  try {
+serve({
+  framework: 'the SDK',
+  load: async () => {
     sdk = { ai: await import('ai'), anthropic: await import('@ai-sdk/anthropic'), openai: await import('@ai-sdk/openai') };
-  } catch (error) {
-    send({ type: 'hello', ok: false, protocol: PROTOCOL_VERSION, error: `cannot import the SDK: ${error.message}` });
-    process.exit(1);
-  }
-  send({
-    type: 'hello', ok: true, protocol: PROTOCOL_VERSION, pid: process.pid, node: process.version,
-    packages: Object.fromEntries(['ai', '@ai-sdk/anthropic', '@ai-sdk/openai', 'zod'].map((n) => [n, packageVersion(n)])),
-    defaults: sdkDefaults(),
-  });
-  const inflight = new Set();
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  lines.on('line', (line) => onLine(line, inflight));
-  // the adapter closed our stdin: finish what is in flight (its answers may still be read), then leave
-  lines.on('close', () => Promise.allSettled([...inflight]).then(() => process.exit(0)));
-}
-
-main();
+  },
+  hello: () => ({ packages: packageVersions(HERE, ['ai', '@ai-sdk/anthropic', '@ai-sdk/openai', 'zod']), defaults: sdkDefaults() }),
+  validate,
+  ops: { run: runSegment, resume: runSegment },
+  // SDK warnings are attributed to the request that caused them
+  around: (store, fn) => requestContext.run(store, fn),
+});

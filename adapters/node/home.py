@@ -1,8 +1,8 @@
-"""Shared plumbing of the npm frameworks' adapters (vercel-ai, mastra): where a shipped Node project lives,
-installing its locked npm dependencies on first use (`NodeHome`), and the facts an npm adapter reads from it —
-versions, availability, the bench's plain command (`NodeAdapter`).
+"""Where an npm framework's shipped Node project lives, and installing its locked npm dependencies on first use
+(`NodeHome`); the adapter reads its versions and availability from it (adapters/node/adapter.py `NodeAdapter`).
 
-A Node adapter ships a Node project as package data (its driver, `package.json`, `package-lock.json`). Node
+A Node adapter ships a Node project as package data (its driver, the shared `protocol.mjs` — in the checkout a
+link to adapters/node/protocol.mjs, in every copy a file of its own — `package.json`, `package-lock.json`). Node
 resolves imports from the driver file's own directory, so the driver runs from a directory with `node_modules`
 beside it:
 - a checkout, where `make install` ran `npm ci` in the project: the shipped directory itself;
@@ -19,14 +19,11 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
-from loopbench.harness.adapter import Adapter
 from loopbench.harness.errors import LoopbenchError
 
 STAMP = ".installed"  # written after a complete `npm ci` (the Makefile writes the same stamp)
@@ -42,7 +39,7 @@ class NodeHome:
     """One shipped Node project and where its installed copy is."""
 
     shipped: Path  # the project as shipped (package data)
-    files: tuple[str, ...]  # what a copy needs (the cache key is their content)
+    files: tuple[str, ...]  # what a copy needs (the cache key is their content; a link is copied as its target)
     dir_env: str  # an environment variable naming a directory of its own
     marker: str  # an npm package whose presence in node_modules says the install is there
     cache_prefix: str  # the cache directory's name: <prefix>-<digest>
@@ -121,48 +118,3 @@ class NodeHome:
             return lock["packages"][f"node_modules/{name}"]["version"]
         except (OSError, ValueError, KeyError):
             return None
-
-
-class NodeAdapter(Adapter):
-    """What every npm framework's adapter reads from its Node project, written once: versions (installed, else
-    the shipped lock's), availability, and the bench's plain command. A subclass names its project in
-    `node_home` (a function, so tests can point the project elsewhere) and `npm_label` (for messages)."""
-
-    npm_label: ClassVar[str]  # the framework's npm package as a message names it
-
-    @classmethod
-    def node_home(cls) -> NodeHome:
-        raise NotImplementedError
-
-    @classmethod
-    def version(cls) -> str | None:
-        return cls.node_home().package_version(cls.distribution)
-
-    @classmethod
-    def package_versions(cls) -> dict[str, str]:
-        home = cls.node_home()
-        return {n: v for n in (cls.distribution, *cls.packages) if (v := home.package_version(n)) is not None}
-
-    @classmethod
-    def unavailable_reason(cls) -> str | None:
-        home = cls.node_home()
-        if (why := home.missing_reason()) is not None:
-            return why
-        version = cls.version()
-        if version is None:
-            return f"the npm package {cls.npm_label} is neither installed nor in {home.shipped / 'package-lock.json'}"
-        parsed = tuple(int(p) for p in re.findall(r"\d+", version)[:3])
-        if parsed < cls.min_version:
-            need = ".".join(map(str, cls.min_version))
-            return f"{cls.distribution} {version} is older than the {need} this adapter needs"
-        return None
-
-    @classmethod
-    def plain_command(cls, script: Path, work: Path) -> list[str]:
-        """The plain script beside the locked node_modules, as a user's project has it, on the locked Node."""
-        home = cls.node_home().ensure_installed()
-        here = work / f"plain-{cls.id}"
-        here.mkdir(parents=True)
-        (here / "plain.mjs").write_text(script.read_text())
-        (here / "node_modules").symlink_to(home / "node_modules")
-        return [str(home / "node_modules" / ".bin" / "node"), str(here / "plain.mjs")]

@@ -1,0 +1,303 @@
+"""The Node line protocol (adapters/node/README.md) as models: every line an adapter writes to a driver and every
+line a driver answers, one version for every npm framework's driver (adapters/node/protocol.mjs is its Node side).
+
+An answer is validated when it is read (`read_answer`): a line that is not what the protocol says is a
+`ProtocolError` naming the fields that are wrong, never a dict whose missing keys turn into nulls later. The
+models forbid fields they do not declare, so a driver and these models cannot drift apart unseen (the adapter
+tests validate both drivers' real answers). A framework adds its own fields by subclassing: its request
+(`SegmentRequest`), its answer (`SegmentAnswer`), its hello's `defaults` (`Hello`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from loopbench.harness.adapter import Intent
+from loopbench.harness.errors import LoopbenchError
+
+PROTOCOL_VERSION = 4  # 4: one protocol for every driver (the Vercel driver's 3 and Mastra's 2, merged)
+
+Scalar = str | int | float | bool | None  # a primitive field of a thrown error, as the framework set it
+
+
+class DriverError(LoopbenchError):
+    """The driver answered a request with an `error` (a protocol, driver or harness problem)."""
+
+
+class ProtocolError(DriverError):
+    """A line from the driver is not what the protocol says."""
+
+
+class Wire(BaseModel):
+    """One protocol object: exactly the declared fields (`model_` names are the protocol's, not pydantic's)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
+
+    def wire(self) -> dict[str, Any]:
+        """As the line carried it (fields the line left out stay out), for the record's `extra`."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+# ---------------------------------------------------------------- adapter -> driver
+class ToolSpec(Wire):
+    name: str
+    description: str
+    parameters: dict[str, Any]  # the scenario's JSON schema
+    approval: Literal["none", "required", "deny"]
+
+
+class Limits(Wire):
+    max_model_calls: int | None
+    deadline_s: float | None
+
+
+class ToolChoiceRule(Wire):
+    after: str | None  # an anchored regex of the scripted call whose result the step answers; None: the opening call
+    choice: str  # auto | none | required | a tool's name
+
+
+class Ping(Wire):
+    op: Literal["ping"] = "ping"
+
+
+class Setup(Wire):
+    """What a segment's framework objects are built from (a `prepare` and the segment's request carry the same)."""
+
+    variant: str
+    base_url: str  # the scripted server, no /v1
+    api_key: str
+    run_id: str
+    ledger_token: str
+    model_id: str
+    task_dir: str  # the business task's directory (where a framework's live store lives)
+    tools: list[ToolSpec]
+
+
+class PrepareRequest(Setup):
+    op: Literal["prepare"] = "prepare"
+
+
+class SegmentRequest(Setup):
+    """A `run` from the prompt or a `resume` from a pause snapshot with decisions."""
+
+    op: Literal["run", "resume"]
+    prompt: str
+    snapshot_dir: str  # where a pause is saved
+    limits: Limits
+    deny: Literal["stop", "continue"]
+    tool_choice: list[ToolChoiceRule]
+    prepared: str | None = None  # the key a `prepare` answered (a driver with a prepare op)
+    snapshot: str | None = None  # resume: a copy of the pause directory
+    decisions: dict[str, str] | None = None  # resume: scripted call id -> approve | reject
+
+
+Request = Ping | PrepareRequest | SegmentRequest
+
+
+# ---------------------------------------------------------------- driver -> adapter
+class HelloRefused(Wire):
+    """The driver could not import its framework: it says so and exits."""
+
+    type: Literal["hello"]
+    ok: Literal[False]
+    protocol: int
+    error: str
+
+
+class Hello(Wire):
+    """The driver is ready. `defaults` are the framework's own, read from the installed source (a subclass types
+    them)."""
+
+    type: Literal["hello"]
+    ok: Literal[True]
+    protocol: int
+    pid: int
+    node: str
+    packages: dict[str, str | None]
+    defaults: Wire
+
+
+class Thrown(Wire):
+    """An error as the driver describes it (protocol.mjs `describeError`), with its cause chain."""
+
+    name: str
+    constructor: str | None = None
+    message: str
+    id: Scalar = None
+    domain: Scalar = None
+    category: Scalar = None
+    statusCode: Scalar = None  # the frameworks' own field names, camelCase
+    isRetryable: Scalar = None
+    reason: Scalar = None
+    url: Scalar = None
+    timeoutType: Scalar = None
+    toolName: Scalar = None
+    toolCallId: Scalar = None
+    attempts: int | None = None  # a RetryError's failed attempts
+    cause: Thrown | None = None
+    lastError: Thrown | None = None
+
+    def chain(self, limit: int = 6) -> list[Thrown]:
+        """This error and what it wraps (`cause`, else `lastError`), outermost first."""
+        out: list[Thrown] = []
+        cur: Thrown | None = self
+        while cur is not None and len(out) < limit:
+            out.append(cur)
+            cur = cur.cause or cur.lastError
+        return out
+
+
+class Event(BaseModel):
+    """One thing the driver saw during a request (written to the run's driver-events.jsonl as it came)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    event: Literal["started", "step", "authorize", "tool-start", "tool-end", "approval-request"]
+
+
+class ErrorAnswer(Wire):
+    """The request could not be served (a bad request, an unreadable snapshot, a driver bug); `id` is null for a
+    line the driver could not read an id from."""
+
+    id: str | int | None
+    type: Literal["error"]
+    error: str
+    detail: Thrown | None = None
+    stack: str | None = None
+    events: list[Event] = []
+    cpu_us: int | None = None  # absent on a line the driver could not read
+    own_cpu_us: int | None = None
+
+
+class Answer(Wire):
+    """A request's `result`, with the driver's CPU over it (the worker's clock cannot see a live child's) and the
+    part of it spent in the ledger calls (loopbench's own)."""
+
+    id: str | int
+    type: Literal["result"]
+    cpu_us: int
+    own_cpu_us: int
+
+
+class Pong(Answer):
+    pong: Literal[True]
+    pid: int
+
+
+class PrepareAnswer(Answer):
+    prepared: str  # the key the segment's request names
+    setup_ms: float  # the driver's own time for building the instance and its store's init
+    held: int  # prepared instances the driver keeps unused, this one included
+    evicted: list[str]  # older unused ones this prepare closed (their segment never came)
+    events: list[Event]
+
+
+class CallSeen(Wire):
+    call_id: str | None = None  # the scripted id
+    tool: str | None = None
+
+
+class StopCall(Wire):
+    call_id: str | None = None
+    tool: str
+
+
+class DeniedCall(CallSeen):
+    reason: str | None = None
+
+
+class StepCalls(Wire):
+    finish_reason: str | None
+    tool_calls: list[CallSeen]
+
+
+class Step(StepCalls):
+    """A finished step as the framework's step callback reported it."""
+
+    step: int
+    content: list[str] | None = None  # the step's part types, where the framework has them
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+class LastStep(Wire):
+    """The last step's evidence for what ended the loop."""
+
+    finish_reason: str | None
+    tool_calls: int
+    tool_outputs: int  # how many of its calls have an output (a result, an error, a denial)
+    denied_stop_calls: list[StopCall]  # its calls of a tool the deny-stop condition names
+
+
+class PendingApproval(Wire):
+    tool_call_id: str  # the provider's id
+    call_id: str  # the scripted id
+    tool: str
+    input: dict[str, Any] | None = None
+    approval_id: str | None = None  # where the framework keys approvals by an id of its own
+
+
+class Usage(Wire):
+    input_tokens: int | None
+    output_tokens: int | None
+    source: str
+
+
+class DenyPlan(Wire):
+    intent: Literal["stop", "continue"]
+    denied_tools: list[str]
+    stop_tools: list[str]  # the tools the stop condition names (empty unless the intent is stop)
+    step_bound: int | None  # the step bound the loop ran under (None when none)
+
+
+class SegmentAnswer(Answer):
+    """What every driver reports of a `run` / `resume`; a framework's answer adds its own fields."""
+
+    events: list[Event]
+    ended: Literal["returned", "paused", "raised"]
+    settings: dict[str, Any]  # the native settings used
+    mechanisms: dict[Intent, str]  # the driver's own words for how it applies each intent
+    deny: DenyPlan
+    steps: list[Step]  # what the step callback saw in this call
+    harness_errors: list[str]  # ledger failures: not framework behaviour (the adapter raises)
+    step_count_source: str
+    step_count: int | None = None
+    thrown: Thrown | None = None  # when it raised
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    text: str | None = None
+    tool_calls_requested: int | None = None
+    last_step: LastStep | None = None
+    pending: list[PendingApproval] = []
+    denied: list[DeniedCall] = []
+    snapshot: str | None = None
+
+
+H = TypeVar("H", bound=Hello)
+A = TypeVar("A", bound=Answer)
+
+
+def read_answer(line: dict[str, Any], expect: type[A]) -> A | ErrorAnswer:
+    """A driver's terminal line for a request, as `expect` (or an `error`); a bad line raises ProtocolError."""
+    # the line's `type` picks the model (`expect`'s is "result": any other tag is named in the error)
+    model: type[A] | type[ErrorAnswer] = ErrorAnswer if line.get("type") == "error" else expect
+    try:
+        return model.model_validate(line)
+    except ValidationError as exc:
+        raise ProtocolError(f"the Node driver's answer is not a protocol {PROTOCOL_VERSION} {model.__name__}: {exc}"
+                            ) from None
+
+
+def read_hello(line: dict[str, Any], expect: type[H]) -> H:
+    """The driver's hello: its own `expect`; a refusing hello, another protocol or a bad line raises DriverError."""
+    try:
+        if line.get("ok") is False:
+            refused = HelloRefused.model_validate(line)
+            raise DriverError(f"the Node driver cannot start (protocol {refused.protocol}): {refused.error}")
+        if line.get("protocol") != PROTOCOL_VERSION:
+            raise DriverError(f"the Node driver speaks protocol {line.get('protocol')}, not {PROTOCOL_VERSION}: {line}")
+        return expect.model_validate(line)
+    except ValidationError as exc:
+        raise ProtocolError(f"the Node driver's hello is not a protocol {PROTOCOL_VERSION} {expect.__name__}: {exc}"
+                            ) from None
