@@ -90,7 +90,7 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from loopbench.harness.adapter import Adapter, Capabilities, RunContext
 from loopbench.harness.errors import LoopbenchError
@@ -125,30 +125,6 @@ NO_PAUSE = ("approval_pause: can_use_tool is an in-process callback; a pause can
 NO_TOOL_CHOICE = "unsupported: ClaudeAgentOptions has no tool_choice setting; the CLI sends its own"
 # an SDK MCP tool reports a failure as its result: the CLI hands the model the text as an error tool result
 TOOL_ERROR = "the SDK MCP tool returns {'content': [text], 'is_error': True} (the model gets an error tool result)"
-MECHANISMS: dict[str, dict[Intent, str]] = {
-    "default": {
-        "deny_stop": "PreToolUse hook permissionDecision=deny + continue=false (terminal_reason hook_stopped)",
-        "deny_continue": "PreToolUse hook permissionDecision=deny",
-        "approval_pause": "PreToolUse hook permissionDecision=defer (terminal_reason tool_deferred); "
-                          "resume=<session id> in another process",
-        "reject": "PreToolUse hook permissionDecision=deny on resume",
-        "tool_choice_first": NO_TOOL_CHOICE,
-        "tool_choice_later": NO_TOOL_CHOICE,
-        "tool_error_recoverable": TOOL_ERROR,
-        "tool_error_fatal": TOOL_ERROR,
-    },
-    "can-use-tool": {
-        "deny_stop": "can_use_tool PermissionResultDeny(interrupt=True) (terminal_reason aborted_tools)",
-        "deny_continue": "can_use_tool PermissionResultDeny(interrupt=False)",
-        "approval_pause": "unsupported: can_use_tool asks the harness in-process; no decision -> "
-                          "PermissionResultDeny(interrupt=True), no pause",
-        "reject": "can_use_tool PermissionResultDeny(interrupt=False)",
-        "tool_choice_first": NO_TOOL_CHOICE,
-        "tool_choice_later": NO_TOOL_CHOICE,
-        "tool_error_recoverable": TOOL_ERROR,
-        "tool_error_fatal": TOOL_ERROR,
-    },
-}
 
 class Fields:
     """A message read by feature detection: a field this SDK release does not have (older ResultMessages lack
@@ -217,7 +193,17 @@ class ClaudeAgentAdapter(Adapter):
     about = ("the SDK's and CLI's defaults; max_turns / max_budget_usd from the scenario; approvals pause "
              "through a PreToolUse hook answering defer (resumed with resume=<session id> in another "
              "process); policy deny through a PreToolUse hook answering deny (+ continue=false to stop)")
-    mechanism_table = MECHANISMS["default"]
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        "deny_stop": "PreToolUse hook permissionDecision=deny + continue=false (terminal_reason hook_stopped)",
+        "deny_continue": "PreToolUse hook permissionDecision=deny",
+        "approval_pause": "PreToolUse hook permissionDecision=defer (terminal_reason tool_deferred); "
+                          "resume=<session id> in another process",
+        "reject": "PreToolUse hook permissionDecision=deny on resume",
+        "tool_choice_first": NO_TOOL_CHOICE,
+        "tool_choice_later": NO_TOOL_CHOICE,
+        "tool_error_recoverable": TOOL_ERROR,
+        "tool_error_fatal": TOOL_ERROR,
+    }
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls", "max_cost_usd"}),
         step_unit="turn (num_turns: one per model response in a normal run; error_max_turns reports max_turns+1)",
@@ -614,7 +600,14 @@ class ClaudeCanUseTool(ClaudeAgentAdapter):
     about = ("approvals through can_use_tool, decided in-process by the harness when the CLI asks (no pause: a "
              "call without a decision -> Deny(interrupt=True)); policy deny -> Deny(interrupt=True) to stop, "
              "Deny(interrupt=False) to continue")
-    mechanism_table = MECHANISMS["can-use-tool"]
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **ClaudeAgentAdapter.mechanism_table,
+        "deny_stop": "can_use_tool PermissionResultDeny(interrupt=True) (terminal_reason aborted_tools)",
+        "deny_continue": "can_use_tool PermissionResultDeny(interrupt=False)",
+        "approval_pause": "unsupported: can_use_tool asks the harness in-process; no decision -> "
+                          "PermissionResultDeny(interrupt=True), no pause",
+        "reject": "can_use_tool PermissionResultDeny(interrupt=False)",
+    }
 
     def _approvals(self, scenario: Scenario, ctx: RunContext, seg: _Segment, decisions: dict[str, str],
                    gated: list[str]) -> tuple[dict[str, Any], list[str]]:

@@ -16,7 +16,7 @@ The scenario tools are `StructuredTool`s with the scenario's JSON schema. Each t
 id from the injected `ToolRuntime` and executes through the ledger; a ledger error is RAISED (`ToolFailed`), so
 the framework's default tool-error path decides (the default `ToolNode` handler only catches argument-validation
 errors, so the exception propagates out of the graph: failure="tool"). The native mechanism used for each
-intent the scenario states is in the segment's `mechanisms` (table: `MECHANISMS`, a row per idiom).
+intent the scenario states is in the segment's `mechanisms` (each idiom's `mechanism_table`).
 
 Variants
 - `default`: `langchain.agents.create_agent` with its defaults.
@@ -218,36 +218,22 @@ class LangGraphAdapter(Adapter):
                "the retries leave no message, so reported model requests count responses, not retries"),
     )
     # intent -> native mechanism, per idiom (a segment's `mechanisms` keeps the ones the scenario uses)
-    MECHANISMS: ClassVar[dict[str, dict[Intent, str]]] = {
-        "create_agent": {
-            "deny_stop": f"@after_model(can_jump_to=['end']) hook {DENY_MIDDLEWARE}: an error ToolMessage for "
-                         "each call of the turn, an AIMessage, jump_to 'end' (the shape of "
-                         "ToolCallLimitMiddleware(exit_behavior='end')); denied = that node's jump in the debug stream",
-            "deny_continue": "wrap_tool_call middleware returning a ToolMessage(status='error') instead of running "
-                             "the tool (the model is told; the loop goes on)",
-            "approval_pause": "HumanInTheLoopMiddleware(interrupt_on={tool: {allowed_decisions, when}}) + one "
-                              "AsyncSqliteSaver per thread in the task dir; resume Command(resume={interrupt_id: "
-                              "{'decisions': [...]}})",
-            "reject": "HITL decision {'type': 'reject'} (the middleware's default text to the model as an error "
-                      "ToolMessage; the loop goes on)",
-            "tool_choice_first": TOOL_CHOICE_MIDDLEWARE,
-            "tool_choice_later": TOOL_CHOICE_MIDDLEWARE,
-            "tool_error_recoverable": TOOL_ERROR_RAISED,
-            "tool_error_fatal": TOOL_ERROR_RAISED,
-        },
-        "stategraph": {
-            "deny_stop": "the tool raises ToolDenied; the default ToolNode handler lets it propagate out of the graph",
-            "deny_continue": "the tool returns a refusal text without running",
-            "approval_pause": "interrupt() inside the gated tool (ToolNode) + one AsyncSqliteSaver per thread in "
-                              "the task dir; resume Command(resume={interrupt_id: {'type': 'approve'|'reject'}})",
-            "reject": "the interrupt is answered {'type': 'reject'}; the tool returns a cancellation text",
-            "tool_choice_first": TOOL_CHOICE_NODE,
-            "tool_choice_later": TOOL_CHOICE_NODE,
-            "tool_error_recoverable": TOOL_ERROR_RAISED,
-            "tool_error_fatal": TOOL_ERROR_RAISED,
-        },
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        "deny_stop": f"@after_model(can_jump_to=['end']) hook {DENY_MIDDLEWARE}: an error ToolMessage for "
+                     "each call of the turn, an AIMessage, jump_to 'end' (the shape of "
+                     "ToolCallLimitMiddleware(exit_behavior='end')); denied = that node's jump in the debug stream",
+        "deny_continue": "wrap_tool_call middleware returning a ToolMessage(status='error') instead of running "
+                         "the tool (the model is told; the loop goes on)",
+        "approval_pause": "HumanInTheLoopMiddleware(interrupt_on={tool: {allowed_decisions, when}}) + one "
+                          "AsyncSqliteSaver per thread in the task dir; resume Command(resume={interrupt_id: "
+                          "{'decisions': [...]}})",
+        "reject": "HITL decision {'type': 'reject'} (the middleware's default text to the model as an error "
+                  "ToolMessage; the loop goes on)",
+        "tool_choice_first": TOOL_CHOICE_MIDDLEWARE,
+        "tool_choice_later": TOOL_CHOICE_MIDDLEWARE,
+        "tool_error_recoverable": TOOL_ERROR_RAISED,
+        "tool_error_fatal": TOOL_ERROR_RAISED,
     }
-    mechanism_table = MECHANISMS["create_agent"]
 
     @classmethod
     def warm(cls) -> None:
@@ -735,7 +721,16 @@ def _finish_reason(messages: list[Any]) -> str | None:
 class LangGraphStateGraph(LangGraphAdapter):
     variant = "stategraph"
     about = "hand-built StateGraph (model node + ToolNode + tools_condition) with interrupt() inside the gated tool"
-    mechanism_table = LangGraphAdapter.MECHANISMS["stategraph"]
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **LangGraphAdapter.mechanism_table,
+        "deny_stop": "the tool raises ToolDenied; the default ToolNode handler lets it propagate out of the graph",
+        "deny_continue": "the tool returns a refusal text without running",
+        "approval_pause": "interrupt() inside the gated tool (ToolNode) + one AsyncSqliteSaver per thread in "
+                          "the task dir; resume Command(resume={interrupt_id: {'type': 'approve'|'reject'}})",
+        "reject": "the interrupt is answered {'type': 'reject'}; the tool returns a cancellation text",
+        "tool_choice_first": TOOL_CHOICE_NODE,
+        "tool_choice_later": TOOL_CHOICE_NODE,
+    }
     in_tool_gates = True
 
     def _build(self, scenario: Scenario, llm: Any, tools: list[Any], ledger: LedgerClient, checkpointer: Any,
