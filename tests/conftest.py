@@ -143,7 +143,12 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)  # the tiers' marks are set before `-m` selects by them
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        item.add_marker(getattr(pytest.mark, tiers.tier_of(item)))
+        tier = tiers.tier_of(item)
+        item.add_marker(getattr(pytest.mark, tier))
+        # spread over processes (`pytest -n 2 --dist loadgroup`, as make test does): every suite test on one
+        # worker, so the shared suite run happens once; each other module's tests together, so a module's
+        # fixtures (an installed wheel, a run on every variant) are built once
+        item.add_marker(pytest.mark.xdist_group("suite" if tier == "suite" else item.nodeid.split("::")[0]))
     # a module imported at collection is outside any test's guard: when only unit modules were collected, none of
     # them may have brought an SDK in
     config.stash[_ONLY_UNIT] = bool(items) and all(
