@@ -71,6 +71,12 @@ def registry() -> dict[str, str]:
     return REGISTRY
 
 
+def refused() -> list[str]:
+    """The plug-ins that could not be registered, and why (once the registry has read them)."""
+    registry()
+    return list(REFUSED)
+
+
 def register(fid: str, target: str) -> None:
     """Register an adapter in this process (`--loop-cmd`); workers get it from each job (`adapter_target`)."""
     registry()[fid] = target

@@ -10,10 +10,10 @@ import httpx
 
 from loopbench.harness.adapter import Adapter, Capabilities, RunContext
 from loopbench.harness.ledger.http import LedgerClient
-from loopbench.harness.record import NativeSignals, PendingCall, ReportedCounters, SegmentResult
+from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
-CAPS = Capabilities(native_limits=frozenset(), step_unit="request", pause="none", pause_survives_restart=False,
+CAPS = Capabilities(native_limits=frozenset({"max_model_calls"}), step_unit="request", pause="none", pause_survives_restart=False,
                     deny="none")
 
 
@@ -44,7 +44,11 @@ class OneCallDouble(_Double):
         await LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id).call(tool, {}, None)
         signals = NativeSignals(ended="returned", final_text="no",
                                 extra={"paths_absolute": ctx.work_dir.is_absolute() and ctx.snapshot_dir.is_absolute()})
-        return SegmentResult(signals=signals, counters=ReportedCounters(model_requests_reported=1))
+        # one request whatever the limit: within any max_model_calls (the base records the limits it cannot
+        # express, and its tool_choice intents, as unsupported)
+        limits = {} if (n := scenario.limits.max_model_calls) is None else {
+            "max_model_calls": LimitTranslation(neutral=n, native="one request, then stop")}
+        return SegmentResult(signals=signals, counters=ReportedCounters(model_requests_reported=1), limits=limits)
 
 
 class PauseDouble(_Double):

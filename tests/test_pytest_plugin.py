@@ -88,7 +88,7 @@ def test_an_error_run_fails_its_item_and_your_own_scenarios_run(pytester, double
                "--loopbench-framework", "double-onecall", "-k", "forced_first", "-v")
     got.assert_outcomes(passed=1, failed=1, deselected=2)
     got.stdout.fnmatch_lines(["*loopbench::forced_first_tool[[]double-crash[]] FAILED error (error)*",
-                              "*loopbench::forced_first_tool[[]double-onecall[]] PASSED incomplete (deviates)*"],
+                              "*loopbench::forced_first_tool[[]double-onecall[]] PASSED incomplete (unsupported)*"],
                              consecutive=True)
     text = _failure_text(got, "forced_first_tool[double-crash]")
     assert text[0] == "error (error): RuntimeError: adapter bug on purpose", text
@@ -96,15 +96,16 @@ def test_an_error_run_fails_its_item_and_your_own_scenarios_run(pytester, double
 
 
 def test_fail_on_deviation_fails_a_deviating_item_as_run_fail_on_does(pytester, doubles, tmp_path):
-    """double-onecall's run deviates (it stops after one call): the default passes it (above); with
-    --loopbench-fail-on deviation it fails, led by its outcome and verdict, then its top deviations."""
+    """double-onecall's run does not conform (it stops after one call; it cannot express tool_choice, so the base
+    records the cell unsupported): the default passes it (above); with --loopbench-fail-on deviation, which fails
+    any verdict but conforms, it fails, led by its outcome and verdict, then its top deviations."""
     mine = _own_tool_choice(tmp_path)
     got = _run(pytester, "--loopbench-scenarios", str(mine), "--loopbench-framework", "double-onecall",
                "--loopbench-fail-on", "deviation", "-v")
     got.assert_outcomes(failed=2)
-    got.stdout.fnmatch_lines(["*loopbench::forced_first_tool[[]double-onecall[]] FAILED incomplete (deviates)*"])
+    got.stdout.fnmatch_lines(["*loopbench::forced_first_tool[[]double-onecall[]] FAILED incomplete (unsupported)*"])
     text = _failure_text(got, "forced_first_tool[double-onecall]")
-    assert text[0] == ("incomplete (deviates): fails --loopbench-fail-on deviation: outcome: completed→incomplete; "
+    assert text[0] == ("incomplete (unsupported): fails --loopbench-fail-on deviation: outcome: completed→incomplete; "
                        "model_requests_observed: 2→1; tool_choice: read_ticket: required→read_ticket: auto"), text
     # the short summary line: the plain word, then the failure text, led by the outcome and verdict
     got.stdout.fnmatch_lines(["FAILED *loopbench::forced_later_tool[[]double-onecall[]] - Failed: incomplete (*"])

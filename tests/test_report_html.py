@@ -102,6 +102,7 @@ def _nine_columns(tmp_path: Path, edit=None) -> Path:
     return d
 
 
+@pytest.mark.process  # a real browser
 def test_report_html_in_a_browser(browser, report: Path, tmp_path: Path) -> None:
     page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
     problems: list[str] = []
@@ -151,6 +152,7 @@ def test_report_html_in_a_browser(browser, report: Path, tmp_path: Path) -> None
     page.close()
 
 
+@pytest.mark.process  # a real browser
 def test_nine_framework_columns_fit_and_the_filters_hide_rows(browser, tmp_path: Path) -> None:
     d = _nine_columns(tmp_path)
     build_reports(d, {"html"})
@@ -203,6 +205,7 @@ def test_nine_framework_columns_fit_and_the_filters_hide_rows(browser, tmp_path:
     page.close()
 
 
+@pytest.mark.process  # a real browser
 def test_a_report_against_a_baseline_marks_the_changed_cell(browser, tmp_path: Path) -> None:
     def doctor(r: dict) -> None:
         if r["scenario"] == "runaway_step_limit" and r["framework"] == "vercel-ai" and r["variant"] == "default":

@@ -24,10 +24,10 @@ class SchemaKind(StrEnum):
 def list_(as_json: bool, scenarios_from: list[Path] | None) -> None:
     """The scenarios, the claims they check and the frameworks (variants, versions, capabilities): as tables (piped,
     plain and at full width: every id whole), or as one JSON document."""
-    from loopbench.harness.adapter import REFUSED, describe_frameworks
+    from loopbench.harness.adapter import describe_frameworks, refused
 
-    for refused in REFUSED:
-        err.print(f"[yellow]warning[/yellow] adapter not registered: {refused}", highlight=False, soft_wrap=True)
+    for why in refused():
+        err.print(f"[yellow]warning[/yellow] adapter not registered: {why}", highlight=False, soft_wrap=True)
     scenarios = load_suite(scenarios_from)
     from loopbench.reports.claims import load_claims
 
