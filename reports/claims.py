@@ -24,14 +24,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from loopbench.harness.errors import BadInput, InputProblem, did_you_mean, validation_problems
 from loopbench.harness.record import RunRecord
 from loopbench.harness.scenario.yaml_input import InputError, read_yaml
+
+if TYPE_CHECKING:  # pandas only where a table is built: `loopbench validate`/`run` read the claim ids at start-up
+    import pandas as pd
 
 CLAIMS_FILE = Path(str(resources.files("loopbench.reports").joinpath("claims.yaml")))  # package data
 RECORD_FIELDS = frozenset(RunRecord.model_fields)
@@ -531,6 +533,8 @@ def check_claims(records: list[RunRecord], claims: list[Claim] | None = None) ->
 
 
 def claims_frame(results: list[ClaimResult]) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame([{
         "id": r.claim.id, "framework": r.claim.framework, "claim": r.claim.text, "verdict": r.verdict,
         "versions": ", ".join(r.versions), "evidence": " ".join(r.evidence), "detail": r.detail,
