@@ -54,9 +54,9 @@ UNIT_MODULES = $(shell grep -l '^TIER = "unit"' tests/test_*.py)
 check: install
 	$(BIN)/python -m pytest -q -m unit $(UNIT_MODULES)
 
-# The whole gate: lint, types and every tier (unit, process, suite), over three pytest processes (tests/conftest.py
+# The whole gate: lint, types and every tier (unit, process, suite), over two pytest processes (tests/conftest.py
 # keeps the suite tests on one of them: the shared suite run happens once).
-TEST_WORKERS ?= 3
+TEST_WORKERS ?= 2
 test: install browser offline-fixtures lint typecheck
 	LOOPBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
