@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from loopbench.harness.judge.counters import build_counters, reported_totals
@@ -241,3 +244,14 @@ def test_v1_results_files_are_read_as_the_current_version(tmp_path):
     f.write_text(json.dumps(V1) + "\n")
     (rec,) = load_records(f)
     assert rec.schema_version == 4 and rec.segments[0].elapsed_s == 0.5
+
+
+def test_the_usage_page_lists_every_outcome():
+    """docs/usage.md's list of outcomes is the record's vocabulary, no more, no less."""
+    from typing import get_args
+
+    from loopbench.harness.record import Outcome
+
+    usage = (Path(__file__).resolve().parent.parent / "docs" / "usage.md").read_text()
+    listed = re.split(r"—\s+and `outcome_rule`", usage.split("- `outcome` — the normalized stop:", 1)[1], maxsplit=1)[0]
+    assert re.findall(r"`([a-z_]+)`", listed) == list(get_args(Outcome))
