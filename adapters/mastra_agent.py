@@ -365,7 +365,7 @@ class MastraAdapter(NodeAdapter):
             extra["driver_wait_s"] = reply.waited_s
         if a.denied:
             extra["denied_calls"] = [d.wire() for d in a.denied]
-        common = self._common(scenario, a, hello, limits, counters)
+        common = self._common(a, hello, limits, counters)
 
         if a.ended == "raised":
             assert a.thrown is not None

@@ -274,7 +274,7 @@ class VercelAIAdapter(NodeAdapter):
             extra["driver_wait_s"] = reply.waited_s  # this segment's time includes waiting for a driver start
         if a.warnings:
             extra["sdk_warnings"] = [w.wire() for w in a.warnings]
-        common = self._common(scenario, a, hello, limits, counters)
+        common = self._common(a, hello, limits, counters)
 
         if a.ended == "raised":
             assert a.thrown is not None

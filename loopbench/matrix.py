@@ -32,7 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from loopbench.harness.adapter import BUILTIN, REGISTRY, Adapter, adapter_class
+from loopbench.harness.adapter import BUILTIN_ADAPTERS, Adapter, adapter_class
 from loopbench.harness.errors import BadInput, InputProblem
 
 ROOT = Path(__file__).resolve().parent.parent  # a checkout (the matrix builds environments from its locks)
@@ -53,7 +53,7 @@ def frameworks() -> dict[str, type[Adapter]]:
     """The package each built-in framework's releases are named by (its adapter's `distribution`) -> its adapter
     class (the default variant), in the registry's order. Plug-in adapters are not in the matrix: an environment
     is built from this project's pyproject extras and Node projects."""
-    found = (adapter_class(fid) for fid in REGISTRY if fid in BUILTIN)
+    found = (adapter_class(fid) for fid in BUILTIN_ADAPTERS)
     return {cls.distribution: cls for cls in found if cls.extra is not None or cls.node_project is not None}
 
 

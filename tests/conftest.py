@@ -10,7 +10,6 @@ import secrets
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -176,13 +175,8 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 def _guarded(item: pytest.Item) -> Iterator[None]:
     if tiers.tier_of(item) != "unit":
         return (yield)
-    with tiers.unit_guard(item.nodeid, _sdks()):
+    with tiers.unit_guard(item.nodeid, tiers.sdk_modules()):
         return (yield)
-
-
-@cache
-def _sdks() -> tuple[str, ...]:
-    return tiers.sdk_modules()
 
 
 _ONLY_UNIT = pytest.StashKey[bool]()
@@ -190,7 +184,8 @@ _ONLY_UNIT = pytest.StashKey[bool]()
 
 @pytest.fixture
 def doubles(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """The test-double adapters (tests/doubles.py) registered, here and in the workers this test starts."""
+    """The test-double adapters (tests/doubles.py) registered here (each job names its class to its worker) and,
+    through the environment, in any loopbench command this test starts."""
     from loopbench.harness import adapter as adapter_mod
     from tests.doubles import DOUBLES
 

@@ -13,10 +13,12 @@ The SDK modules are the adapters' own facts (`Adapter.sdk_modules`), never a lis
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Any, Literal
 
 import pytest
@@ -27,6 +29,7 @@ UNIT_MARK = "TIER"  # the module constant that puts a whole module in the unit t
 SUITE_FIXTURE = "suite_run"
 
 
+@cache
 def sdk_modules() -> tuple[str, ...]:
     """Every Python module name (a prefix: `google.adk` covers `google.adk.agents`) that a built-in adapter
     declares as its framework's or its framework's clients'."""
@@ -65,8 +68,6 @@ def unit_guard(nodeid: str, sdks: tuple[str, ...]) -> Iterator[None]:
     patches = [(subprocess.Popen, "_execute_child", _refuse("subprocess")),
                (asyncio, "create_subprocess_exec", _refuse("asyncio.create_subprocess_exec")),
                (asyncio, "create_subprocess_shell", _refuse("asyncio.create_subprocess_shell"))]
-    import os
-
     patches += [(os, name, _refuse(f"os.{name}")) for name in ("fork", "posix_spawn", "posix_spawnp", "system")
                 if hasattr(os, name)]
     saved = [(obj, name, getattr(obj, name)) for obj, name, _ in patches]

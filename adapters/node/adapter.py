@@ -182,7 +182,7 @@ class NodeAdapter(Adapter):
                  notes: list[str]) -> SegmentResult:
         raise NotImplementedError
 
-    def _common(self, scenario: Scenario, a: SegmentAnswer, hello: Hello, limits: dict[str, Any],
+    def _common(self, a: SegmentAnswer, hello: Hello, limits: dict[str, Any],
                 counters: Any) -> dict[str, Any]:
         """The SegmentResult fields every answer gives the same way."""
         settings = {**a.settings, "node": hello.node, "driver_protocol": hello.protocol}

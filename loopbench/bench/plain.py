@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from loopbench.bench.stats import bootstrap_interval, ratio_of_medians, settled
-from loopbench.harness.adapter import BUILTIN, REGISTRY, adapter_class
+from loopbench.harness.adapter import BUILTIN_ADAPTERS, adapter_class
 from loopbench.harness.model_server import running
 from loopbench.harness.run.environment import child_environment
 from loopbench.harness.run.runner import RunPlan, Suite
@@ -32,7 +32,7 @@ MIN_PAIRS, MAX_PAIRS, PAIR_BUDGET_S = 20, 80, 150.0  # per framework: pairs at l
 def plain_scripts() -> dict[str, str]:
     """Framework id -> its plain script's file name in loopbench/plain/ (each built-in adapter's `plain_script`),
     in the registry's order."""
-    found = {fid: adapter_class(fid).plain_script for fid in REGISTRY if fid in BUILTIN}
+    found = {fid: adapter_class(fid).plain_script for fid in BUILTIN_ADAPTERS}
     return {fid: name for fid, name in found.items() if name is not None}
 
 
