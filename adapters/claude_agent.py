@@ -523,7 +523,9 @@ class ClaudeAgentAdapter(Adapter):
         if text is None and not rm.is_error and seg.texts:
             text = seg.texts[-1]
         # the CLI stopped the run on a denial (hook continue=false -> hook_stopped; Deny(interrupt=True) ->
-        # aborted_tools) and its permission_denials name a tool the policy denies
+        # aborted_tools, or aborted_streaming when the CLI's abort lands while the response still streams: seen once
+        # in about eight suite runs, error_during_execution with the denied call in permission_denials) and its
+        # permission_denials name a tool the policy denies
         denied_by_policy = [d for d in rm.permission_denials or []
                             if isinstance(d, dict) and (spec := scenario.tools.get(bare_name(str(d.get("tool_name")))))
                             and spec.approval == "deny"]
@@ -531,7 +533,7 @@ class ClaudeAgentAdapter(Adapter):
             signals = NativeSignals(**base, limit="steps", limit_signal="raised", extra=extra)
         elif rm.subtype == "error_max_budget_usd":
             signals = NativeSignals(**base, limit="budget", limit_signal="raised", extra=extra)
-        elif rm.terminal_reason in ("hook_stopped", "aborted_tools") and denied_by_policy:
+        elif rm.terminal_reason in ("hook_stopped", "aborted_tools", "aborted_streaming") and denied_by_policy:
             signals = NativeSignals(**base, denied=True, final_text=text, extra=extra)
         elif rm.is_error:
             model = rm.api_error_status is not None or rm.terminal_reason == "api_error"
