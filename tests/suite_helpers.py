@@ -21,6 +21,23 @@ SUITE_JOBS = os.cpu_count() or 1
 _ran: list[tuple[tuple[str, ...] | None, Path]] = []  # (frameworks, results dir): this session's suite run
 
 
+def claim_the_suite_run(run_uid: str | None, worker: str | None) -> None:
+    """Under pytest-xdist every suite test runs on one worker (tests/conftest.py groups them), so the suite runs
+    once per session. A second worker that comes to run it means the grouping broke (pytest 9.2 broke xdist
+    3.8's loadgroup silently: pytest-xdist #1386): said so, not paid for twice. `run_uid` is the session's
+    PYTEST_XDIST_TESTRUNUID, shared by its workers; without xdist there is nothing to claim."""
+    if not run_uid:
+        return
+    claim = Path(tempfile.gettempdir()) / f"loopbench-suite-run-{run_uid}"
+    try:
+        with claim.open("x") as f:
+            f.write(worker or "")
+    except FileExistsError:
+        raise AssertionError(f"the shared suite run was started on pytest worker {claim.read_text() or '?'} "
+                             f"and again on {worker}: the suite tests are not on one worker (xdist's loadgroup "
+                             f"grouping, tests/conftest.py)") from None
+
+
 def full_suite(frameworks: tuple[str, ...] | None = None) -> Path:
     """Run the suite once per session (every available variant of `frameworks`, every framework when None); the
     results directory. A later call needing frameworks the run left out is a wrong test selection, said so."""
@@ -29,6 +46,7 @@ def full_suite(frameworks: tuple[str, ...] | None = None) -> Path:
         if ran is not None and (frameworks is None or not set(frameworks) <= set(ran)):
             raise AssertionError(f"the session's suite run covers {ran}, not {frameworks or 'every framework'}")
         return out
+    claim_the_suite_run(os.environ.get("PYTEST_XDIST_TESTRUNUID"), os.environ.get("PYTEST_XDIST_WORKER"))
     out = Path(tempfile.mkdtemp(prefix="loopbench-suite-"))
     variants = [(f, v) for f, v in resolve_selection(list(frameworks or ())) if
                 adapter_class(f).unavailable_reason() is None]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
+import uuid
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -14,6 +16,7 @@ import pytest
 
 from tests import tiers
 from tests.conftest import suite_frameworks
+from tests.suite_helpers import claim_the_suite_run
 
 TIER = "unit"
 
@@ -52,6 +55,19 @@ def test_each_test_lands_in_its_tier():
     assert tiers.tier_of(_item(unit, marks=("process",))) == "process"
     assert tiers.tier_of(_item(other)) == "process"
     assert tiers.tier_of(_item(unit, fixtures=("suite_run",))) == "suite"
+
+
+def test_a_second_worker_that_comes_to_run_the_suite_is_refused():
+    """The guard that makes a broken xdist grouping fail make test instead of running the suite twice."""
+    uid = f"test-{uuid.uuid4().hex}"
+    claim_the_suite_run(uid, "gw0")
+    try:
+        with pytest.raises(AssertionError, match="started on pytest worker gw0 and again on gw1"):
+            claim_the_suite_run(uid, "gw1")
+    finally:
+        (Path(tempfile.gettempdir()) / f"loopbench-suite-run-{uid}").unlink()
+    claim_the_suite_run(None, None)  # no xdist: nothing to claim
+    claim_the_suite_run(None, None)
 
 
 def test_a_frameworks_own_module_runs_only_its_suite():

@@ -4,6 +4,8 @@
     .venv/bin/python probes/claude/fair.py CASE
 
 deny-hook-stop | deny-hook-continue | deny-cut-stop | deny-cut-continue   how each idiom denies
+deny-cut-slow-tail         deny-cut-stop with the response's end (message_delta, message_stop) sent 1 s after
+                           its tool_use block: the denial's abort lands while the response still streams
 cut-no-decision            can_use_tool answering Deny(interrupt=True) for a call awaiting approval
 fatal                      500 with `x-should-retry: false`, every time
 transient                  429 (retry-after: 1), then 500 (no header), then a 3-turn run
@@ -71,8 +73,8 @@ def results_in(body: dict[str, Any]) -> dict[str, str]:
 
 
 class Fake:
-    def __init__(self, plan: Plan):
-        self.plan, self.log, self.n = plan, [], 0
+    def __init__(self, plan: Plan, tail_delay: float = 0.0):
+        self.plan, self.log, self.n, self.tail_delay = plan, [], 0, tail_delay
         fake = self
 
         class H(BaseHTTPRequestHandler):
@@ -103,7 +105,12 @@ class Fake:
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.end_headers()
-                for ev in sse(reply, fake.n):
+                events = sse(reply, fake.n)
+                for ev in events[:-2]:
+                    self.wfile.write(ev)
+                self.wfile.flush()
+                time.sleep(fake.tail_delay)  # the response's end (message_delta, message_stop) comes late
+                for ev in events[-2:]:
                     self.wfile.write(ev)
                 self.wfile.flush()
 
@@ -255,12 +262,12 @@ async def deny_hook(stop: bool) -> None:
     summary(fake, got)
 
 
-async def deny_cut(interrupt: bool) -> None:
+async def deny_cut(interrupt: bool, tail_delay: float = 0.0) -> None:
     async def can_use_tool(name: str, args: dict[str, Any], ctx: Any) -> Any:
-        print("  CAN_USE_TOOL", name, getattr(ctx, "tool_use_id", None))
+        print(f"  CAN_USE_TOOL at {time.time() - T0:.2f} s", name, getattr(ctx, "tool_use_id", None))
         return PermissionResultDeny(message="denied by policy", interrupt=interrupt)
 
-    fake = Fake(deny_plan)
+    fake = Fake(deny_plan, tail_delay)
     config = tempfile.mkdtemp(prefix="claude-probe-") + "/config"
     got = await drain(query(prompt=PROMPT, options=options(fake.url, config, can_use_tool=can_use_tool)))
     summary(fake, got)
@@ -396,6 +403,7 @@ T0 = time.time()
 CASES: dict[str, Callable[[], Any]] = {
     "deny-hook-stop": lambda: deny_hook(True), "deny-hook-continue": lambda: deny_hook(False),
     "deny-cut-stop": lambda: deny_cut(True), "deny-cut-continue": lambda: deny_cut(False),
+    "deny-cut-slow-tail": lambda: deny_cut(True, tail_delay=1.0),
     "cut-no-decision": cut_no_decision,
     "fatal": lambda: failures(failing([], (500, {"x-should-retry": "false"}))),
     "transient": lambda: failures(failing([(429, {"retry-after": "1"}), (500, {})], None)),
