@@ -21,16 +21,19 @@ TIER = "unit"
 FAKE_SECRET = "sk-loopbench-FAKE-SECRET-0123456789"
 
 
-def _listening_addresses() -> set[str]:
-    return {c.laddr.ip for c in psutil.Process().net_connections(kind="inet") if c.status == psutil.CONN_LISTEN}
+def _listening_sockets() -> set[tuple[str, int]]:
+    """(address, port) of every socket this process listens on (a server of an earlier test in the same pytest
+    process may still be listening: hence the ports)."""
+    return {(c.laddr.ip, c.laddr.port) for c in psutil.Process().net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN}
 
 
 def test_every_server_binds_to_loopback_only():
-    before = _listening_addresses()
+    before = _listening_sockets()
     with running(ModelServer(extra_routes=ledger_routes(Ledger(), "t"))) as base_url:
         assert base_url.startswith("http://127.0.0.1:")
-        new = _listening_addresses() - before
-        assert new == {"127.0.0.1"}
+        port = int(base_url.rsplit(":", 1)[1].split("/")[0])
+        assert _listening_sockets() - before == {("127.0.0.1", port)}
 
 
 @pytest.mark.process
