@@ -403,7 +403,7 @@ class MastraStream(MastraAdapter):
     variant = "stream"
     about = ("agent.stream() read to the end (tool-call-approval chunks), resumed with approveToolCall/"
              "declineToolCall; the model as the default's (anthropic/<model>)")
-    capabilities = _capabilities("approveToolCall/declineToolCall")
+    capabilities = _capabilities("approveToolCall/declineToolCall").model_copy(update={"stream_of": "default"})
     mechanism_table: ClassVar[dict[Intent, str]] = {
         **MastraAdapter.mechanism_table,
         "approval_pause": "createTool({requireApproval}) -> a 'tool-call-approval' chunk, the run suspended in the "

@@ -181,6 +181,10 @@ class Capabilities(Frozen):
     retry_window_s: float = Field(
         default=0.0, description="how long the framework's default retries can keep one run going against a "
         "failing model (the hard timeout of a run whose script has model failures grows by this much)")
+    stream_of: str | None = Field(
+        default=None, description="this idiom runs the loop of that variant of the same framework through the "
+        "framework's streaming entry point, read to the end (the report's streamed-vs-not table pairs the two); "
+        "null: not a streaming entry point")
     notes: tuple[str, ...] = ()
 
     @field_serializer("native_limits")

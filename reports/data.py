@@ -34,6 +34,7 @@ from loopbench.reports.load import Results
 from loopbench.reports.scorecard import Score, scorecard, scorecard_frame
 from loopbench.reports.severity import reasons as reasons_of
 from loopbench.reports.stability import StabilityCheck, read_check, stability_sentence
+from loopbench.reports.streaming import streamed_vs_not
 
 Picture = tuple[str, str, bytes]  # (file name, title, PNG bytes)
 KeyItem = tuple[str, str, str | None]  # (counter label, value, the ideal when the cell deviated on it)
@@ -49,6 +50,9 @@ class ReportData:
     capabilities: pd.DataFrame
     accounting: pd.DataFrame
     accounting_diffs: pd.DataFrame
+    # each streaming idiom beside the idiom it streams: the pairs, and every cell where they differ
+    streaming_pairs: pd.DataFrame
+    streaming_diffs: pd.DataFrame
     conformance: pd.DataFrame
     stability: pd.DataFrame
     claims: list[ClaimResult]
@@ -106,6 +110,7 @@ def report_data(results: Results, claims_file: Path | None = None, baseline: Res
     recs = results.records
     # the claims about the frameworks of this run only (and those about every framework)
     claims = claims_about(load_claims(claims_file or CLAIMS_FILE), {r.framework for r in recs})
+    streaming_pairs, streaming_diffs = streamed_vs_not(recs)
     return ReportData(
         reasons=cell_reasons(recs),
         scorecard=scorecard_frame(recs), scores=scorecard(recs),
@@ -113,6 +118,7 @@ def report_data(results: Results, claims_file: Path | None = None, baseline: Res
         results=results, env=environment(recs), matrix=matrix_frame(recs), units=units_frame(recs),
         mechanisms=mechanisms_frame(recs), capabilities=capabilities_frame(recs),
         accounting=accounting_frame(recs), accounting_diffs=accounting_details(recs),
+        streaming_pairs=streaming_pairs, streaming_diffs=streaming_diffs,
         conformance=conformance_frame(recs), stability=stability_frame(recs),
         claims=check_claims(recs, claims), plots=[], stability_check=read_check(results.dir),
     )

@@ -29,6 +29,7 @@ from loopbench.reports.notes import (
     OTHER_MARKS,
     POLICY_DOC,
     SCORECARD_NOTE,
+    STREAMING_NOTE,
     outcome_glossary,
     policy_href,
     verdict_glossary,
@@ -354,6 +355,10 @@ def render_html(data: ReportData) -> str:
          html_table(data.accounting, cell_class=acc_cls)
          + "<p>Runs where the framework's figure differs from ground truth:</p>"
          + html_table(acc_diffs, raw={"run_id"}, cell_class={"difference": lambda v: "diff"})),
+        *([("streaming", "Streamed vs not",
+            f"<p>{esc(STREAMING_NOTE)}</p>" + html_table(data.streaming_pairs)
+            + (f"<p>Cells that differ:</p>{html_table(data.streaming_diffs)}" if not data.streaming_diffs.empty
+               else "<p>No cell differs.</p>"))] if not data.streaming_pairs.empty else []),
         ("claims", "Documented claims", _claims_html(data)),
         ("stability", "Stability", stab_html),
         ("pictures", "Pictures", pics or "<p><em>no pictures</em></p>"),

@@ -24,6 +24,7 @@ from loopbench.reports.notes import (
     OTHER_MARKS,
     POLICY_DOC,
     SCORECARD_NOTE,
+    STREAMING_NOTE,
     outcome_glossary,
     policy_href,
     verdict_glossary,
@@ -176,6 +177,12 @@ def render_markdown(data: ReportData) -> str:
     out.append(md_table(acc))
     out += ["", "Runs where the framework's figure differs from ground truth:", ""]
     out.append(md_table(data.accounting_diffs.drop(columns=["run_id"], errors="ignore")))
+    if not data.streaming_pairs.empty:
+        out += ["## Streamed vs not", "", STREAMING_NOTE, ""]
+        out.append(md_table(data.streaming_pairs))
+        out += ["", "Cells that differ:" if not data.streaming_diffs.empty else "No cell differs.", ""]
+        if not data.streaming_diffs.empty:
+            out.append(md_table(data.streaming_diffs))
     out += ["## Documented claims", "",
             "Each claim of `reports/claims.yaml` about a framework of this run (or about every framework) checked "
             "by its predicate against these runs: holds / refuted / not testable by a run (no predicate, or no "

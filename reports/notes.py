@@ -40,6 +40,15 @@ CAPABILITIES_NOTE = (
 )
 
 
+STREAMING_NOTE = (
+    "Each streaming idiom beside the idiom whose loop it streams (the same framework, agent and limits, called "
+    "through the framework's streaming entry point and read to the end): how many scenarios both ran, then every "
+    "cell where the two differ — outcome, the calls pending at the end, the final text, the requests and tool runs "
+    "observed, and the requests, tokens and cost the framework reported — as not streamed → streamed. Tokens "
+    "served are what the scripted server sent as usage, in the events where the provider sends them."
+)
+
+
 COST_NOTE = ("Cells per framework variant (majority run per cell), and the framework's cost per model call: the "
              "median worker wall ms and the framework's CPU ms (the workers' CPU less loopbench's own part: its "
              "ledger calls, and the Vercel adapter's Python side) per observed model request, over runs without "

@@ -19,3 +19,10 @@ def rewritten(src: Path, dst: Path, edit: Callable[[dict], bool | None]) -> Path
             kept.append(json.dumps(r))
     (dst / "results.jsonl").write_text("\n".join(kept) + "\n")
     return dst
+
+
+def write_records(dst: Path, records: list) -> Path:
+    """`dst/results.jsonl` holding `records` (RunRecords), one line each."""
+    dst.mkdir(parents=True, exist_ok=True)
+    (dst / "results.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records))
+    return dst

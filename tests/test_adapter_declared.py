@@ -79,3 +79,18 @@ def test_what_the_adapter_said_comes_first_and_wins(make_scenario: Any, tmp_path
     assert seg.mechanisms == {"approval_pause": "its own words"}
     assert seg.limits["deadline_s"] == own
     assert seg.unsupported == ["no_pause", "deadline_s"]
+
+
+@pytest.mark.parametrize(("fid", "variant"), VARIANTS, ids=[f"{f}:{v}" for f, v in VARIANTS])
+def test_a_streaming_idiom_names_a_variant_of_its_framework_that_does_not_stream(fid: str, variant: str) -> None:
+    """`Capabilities.stream_of` pairs a streaming idiom with the idiom whose loop it streams (the report's
+    streamed-vs-not table): a variant of the same framework, itself not a streaming idiom."""
+    of = adapter_class(fid, variant).capabilities.stream_of
+    if of is None:
+        return
+    assert of != variant and of in adapter_class(fid).idioms(), (fid, variant, of)
+    assert adapter_class(fid, of).capabilities.stream_of is None, (fid, variant, of)
+
+
+def test_some_idiom_streams() -> None:
+    assert any(adapter_class(f, v).capabilities.stream_of for f, v in VARIANTS)
