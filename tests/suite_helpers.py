@@ -1,5 +1,9 @@
 """The whole suite through the real runner, run once per test session and shared by the adapter tests and the
-published-results check (every framework, every variant, every scenario)."""
+published-results check (every framework, every variant, every scenario).
+
+The same run also runs the tests' own scenarios that need every variant (EXTRA_SCENARIOS: the tool_choice cases,
+a script bug), in the same warm workers: a runner of their own would start every framework again. Their records
+are kept apart (`extra_records()`), so the suite's results are the built-in suite's only."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from pathlib import Path
 from loopbench.harness.adapter import adapter_class, resolve_selection
 from loopbench.harness.record import RunRecord
 from loopbench.harness.run.runner import RunPlan, run_suite
-from loopbench.harness.scenario import load_scenarios
+from loopbench.harness.scenario import Scenario, expand_paths, load_scenarios
 
 # the slots `loopbench run` picks by default (a compute slot per core; the slow runs get waiting slots of their
 # own), so the published cells are checked under the schedule users get
@@ -19,6 +23,16 @@ SUITE_JOBS = os.cpu_count() or 1
 
 
 _ran: list[tuple[tuple[str, ...] | None, Path]] = []  # (frameworks, results dir): this session's suite run
+
+DATA = Path(__file__).resolve().parent / "data"
+EXTRAS = "extras"  # the extra scenarios' results: a directory inside the suite's
+
+
+def extra_scenarios() -> list[Scenario]:
+    """The tests' own scenarios run beside the suite on every variant: the tool_choice cases (tests/
+    test_tool_choice.py) and the script bug only a run finds (tests/test_script_error.py)."""
+    bug = [s for s in load_scenarios(expand_paths([DATA / "script_bug"])) if s.id == "ticket_answer_bug"]
+    return load_scenarios(expand_paths([DATA / "tool_choice"])) + bug
 
 
 def claim_the_suite_run(run_uid: str | None, worker: str | None) -> None:
@@ -50,10 +64,21 @@ def full_suite(frameworks: tuple[str, ...] | None = None) -> Path:
     out = Path(tempfile.mkdtemp(prefix="loopbench-suite-"))
     variants = [(f, v) for f, v in resolve_selection(list(frameworks or ())) if
                 adapter_class(f).unavailable_reason() is None]
-    run_suite(RunPlan(scenarios=load_scenarios(), variants=variants, jobs=SUITE_JOBS, out_dir=out,
+    extras = extra_scenarios()
+    run_suite(RunPlan(scenarios=load_scenarios() + extras, variants=variants, jobs=SUITE_JOBS, out_dir=out,
                       show_progress=False))
+    _set_apart({s.id for s in extras}, out)
     _ran.append((frameworks, out))
     return out
+
+
+def _set_apart(extra_ids: set[str], out: Path) -> None:
+    """Move the extra scenarios' records from `out/results.jsonl` to `out/extras/results.jsonl`."""
+    lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
+    extra = [x for x in lines if json.loads(x)["scenario"] in extra_ids]
+    (out / EXTRAS).mkdir()
+    (out / EXTRAS / "results.jsonl").write_text("".join(extra))
+    (out / "results.jsonl").write_text("".join(x for x in lines if x not in extra))
 
 
 def suite_dir() -> Path:
@@ -63,6 +88,12 @@ def suite_dir() -> Path:
 
 def suite_records() -> list[RunRecord]:
     lines = (suite_dir() / "results.jsonl").read_text().splitlines()
+    return [RunRecord.model_validate(json.loads(line)) for line in lines]
+
+
+def extra_records() -> list[RunRecord]:
+    """The extra scenarios' records of this session's suite run (every variant it ran)."""
+    lines = (suite_dir() / EXTRAS / "results.jsonl").read_text().splitlines()
     return [RunRecord.model_validate(json.loads(line)) for line in lines]
 
 

@@ -5,7 +5,6 @@ bug before anything runs."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from loopbench.harness.run.ideal import script_problems, walk
 from loopbench.harness.run.runner import RunPlan, run_suite
 from loopbench.harness.scenario import expand_paths, load_scenarios
 from loopbench.reports.load import load_records
+from tests.suite_helpers import extra_records
 
 BUG_DIR = Path(__file__).resolve().parent / "data" / "script_bug"
 
@@ -39,12 +39,9 @@ def test_the_built_in_suite_has_no_script_an_ideal_loop_cannot_finish():
 
 
 @pytest.fixture(scope="module")
-def bug_records(tmp_path_factory) -> dict[tuple[str, str], RunRecord]:
-    """The runtime bug on every variant, in one run (a runner per variant would start each framework again)."""
-    out = tmp_path_factory.mktemp("script-bug")
-    run_suite(RunPlan(scenarios=[_bug("ticket_answer_bug")], variants=resolve_selection([]), jobs=os.cpu_count() or 1,
-                      out_dir=out, hard_margin_s=30, show_progress=False))
-    return {(r.framework, r.variant): r for r in load_records(out)}
+def bug_records(suite_run) -> dict[tuple[str, str], RunRecord]:
+    """The runtime bug on every variant: run beside the shared suite, in its warm workers (tests/suite_helpers.py)."""
+    return {(r.framework, r.variant): r for r in extra_records() if r.scenario == "ticket_answer_bug"}
 
 
 @pytest.mark.parametrize("framework,variant", resolve_selection([]))

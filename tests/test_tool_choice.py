@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from loopbench.harness.adapter import BUILTIN
+from loopbench.harness.adapter import adapter_class, resolve_selection
 from loopbench.harness.judge.verdict import tool_choice_deviations
 from loopbench.harness.record import RequestLogEntry
 from loopbench.harness.scenario import SCENARIO_DIR, load_defaults, load_scenarios, parse_scenario
+from tests.suite_helpers import extra_records
 
 TIER = "unit"
 
@@ -105,19 +106,33 @@ UNSUPPORTED = {
 }
 
 
+def test_every_framework_sends_the_tool_choice_or_says_it_cannot(suite_run):
+    """The cases on every variant: run beside the shared suite, in its warm workers (tests/suite_helpers.py)."""
+    records = [r.model_dump(mode="json") for r in extra_records() if r.scenario.startswith("forced_")]
+    assert {(r["framework"], r["variant"]) for r in records} == {
+        (f, v) for f, v in resolve_selection([]) if adapter_class(f).unavailable_reason() is None}
+    _each_sends_the_tool_choice_or_says_it_cannot(records)
+
+
 @pytest.mark.process
-def test_every_framework_and_a_loop_of_your_own_send_the_tool_choice_or_say_they_cannot(tmp_path):
+def test_a_loop_of_your_own_runs_the_cases_next_to_a_framework(tmp_path):
     out = tmp_path / "out"
     done = subprocess.run(
         [sys.executable, "-m", "loopbench.cli", "run", "--scenarios", str(CASES), "--out", str(out),
-         *[x for f in sorted(BUILTIN) for x in ("-f", f)],
+         "-f", "openai-agents:default",
          "--loop-cmd", f"{sys.executable} examples/simple_loop.py", "--loop-name", "simple-loop"],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
-    # the loop runs next to the frameworks -f names
-    assert {r["framework"] for r in records} == {*BUILTIN, "simple-loop"}
+    # the loop runs next to the framework -f names
+    assert {(r["framework"], r["variant"]) for r in records} == {("openai-agents", "default"),
+                                                                  ("simple-loop", "default")}
+    _each_sends_the_tool_choice_or_says_it_cannot(records)
+
+
+def _each_sends_the_tool_choice_or_says_it_cannot(records: list[dict]) -> None:
     scenarios = {s.id: s for s in load_scenarios(sorted(CASES.glob("[!_]*.yaml")))}
+    assert {r["scenario"] for r in records} == set(scenarios)
     for r in records:
         cell = f"{r['scenario']}[{r['framework']}:{r['variant']}]"
         asked = {t.id: t.tool_choice for t in scenarios[r["scenario"]].script if t.tool_choice}
