@@ -2,7 +2,14 @@
 
 Translation of the neutral scenario into native controls (the `default` variant keeps every other default of
 the SDK and the CLI, including the CLI's retry policy and the default permission mode;
-`include_partial_messages=True` only adds stream events to what the SDK yields, see the counters below):
+`include_partial_messages=True` only adds stream events to what the SDK yields, see the counters below).
+Streaming: the SDK has no non-streaming entry point, so it has no streaming variant to pair (the report's
+streamed-vs-not table): `query()` always starts the CLI with `--input-format stream-json` and the CLI streams
+every model request (`stream: true` in the server's log). Its "streaming input mode" (the prompt as an async
+iterable) changes only how user messages reach the CLI: for a one-prompt task the same requests, result and
+usage (probes/claude/fair.py streaming-input: 2 requests, both streamed, `usage` and `model_usage` 2000 in /
+200 out either way); the CLI documents `usage` as per turn and `model_usage` as cumulative in multi-turn
+streaming-input sessions, which a one-prompt task does not reach:
 - connection: the CLI is a child process of the worker (started by the SDK, not in a new session, so the
   runner's kill of the worker's process group reaches it), pointed at the scripted server with
   `ANTHROPIC_BASE_URL=<server>` and `ANTHROPIC_API_KEY=<run key>` (the server routes by the `x-api-key` the CLI

@@ -13,6 +13,8 @@ outage                     500 with no hint, every time (~3 minutes: the CLI's d
 bad-request                400 with `x-should-retry: false`, every time
 hints                      429, 500, 529 each with `retry-after: 3`, then a 3-turn run: which delays honour it
 empty                      a response with no content blocks after a tool result
+streaming-input            the same one-prompt task with the prompt as a string, then as an async iterable
+                           (the SDK's streaming input mode): the requests (`stream` in each body) and usage
 resume-twice               a deferred call resumed twice, each in a new process, against ONE live config dir
 
 Each prints the requests the server got, the tool runs, every message the SDK yielded (condensed), the
@@ -92,7 +94,7 @@ class Fake:
                 reply = fake.plan(body, fake.n)
                 fake.log.append((round(time.time() - T0, 2), fake.n, reply[0], reply[1] if reply[0] == "error"
                                  else sorted(results_in(body)), len(json.dumps(body)),
-                                 self.headers.get("x-stainless-retry-count")))
+                                 self.headers.get("x-stainless-retry-count"), f"stream={body.get('stream')}"))
                 if reply[0] == "error":
                     _, status, headers = reply
                     data = json.dumps({"type": "error", "error": {"type": "api_error", "message": "scripted"}})
@@ -340,6 +342,26 @@ async def empty() -> None:
         print("  message_start stream events:", starts)
 
 
+def ticket_plan(body: dict[str, Any], n: int) -> tuple:
+    if "toolu_t1" in results_in(body):
+        return ("text", "Done: the ticket is read.")
+    return ("calls", [("toolu_t1", "get_ticket", {"ticket_id": "T-1"})])
+
+
+async def streaming_input() -> None:
+    async def one_prompt() -> Any:  # the SDK's streaming input mode: user messages from an async iterable
+        yield {"type": "user", "message": {"role": "user", "content": PROMPT}, "parent_tool_use_id": None,
+               "session_id": "probe"}
+
+    for mode in ("string", "async-iterable"):
+        print(f"--- prompt as {mode}")
+        RUNS_FILE.unlink(missing_ok=True)
+        fake = Fake(ticket_plan)
+        config = tempfile.mkdtemp(prefix="claude-probe-") + "/config"
+        got = await drain(query(prompt=PROMPT if mode == "string" else one_prompt(), options=options(fake.url, config)))
+        summary(fake, got)
+
+
 # -- resume twice: every segment is a child process (`segment run|resume CONFIG URL [SESSION]`)
 async def segment(kind: str, config: str, url: str, session: str | None) -> None:
     async def hook(data: dict[str, Any], tool_use_id: str | None, _ctx: Any) -> dict[str, Any]:
@@ -412,6 +434,7 @@ CASES: dict[str, Callable[[], Any]] = {
     "hints": lambda: failures(failing([(429, {"retry-after": "3"}), (500, {"retry-after": "3"}),
                                        (529, {"retry-after": "3"})], None)),
     "empty": empty,
+    "streaming-input": streaming_input,
 }
 
 if __name__ == "__main__":
