@@ -35,6 +35,17 @@ Translation of the neutral scenario into native controls (the `default` variant 
 Variants (each a request field of the driver's, never a branch on a scenario):
 - `tool-loop-agent`: `new ToolLoopAgent({...}).generate()` with the same translation and model, so the agent's own
   defaults (its default stop condition) apply wherever the scenario sets nothing;
+- `stream-text` and `tool-loop-agent-stream`: the streaming entry points of the default and of `tool-loop-agent`
+  (`streamText({...})`, `new ToolLoopAgent({...}).stream({...})`), each `fullStream` read to the end and then the
+  result's promises (`steps`, `usage`, `finishReason`, `text`, `response`) read, with the same translation; every
+  request is streamed (`stream: true`: Anthropic's SSE events, usage in `message_start` and `message_delta`).
+  Errors do not throw from a stream: they reach `onError` (the driver passes one; without it the SDK logs them)
+  and the stream's `error` parts, and the first one is what the run raised; a timeout ends the stream with an
+  `abort` part and rejects the promises with the `TimeoutError`. Measured difference (the report's
+  streamed-vs-not table): a timeout that passes while a tool runs leaves the streamed run nothing to report —
+  no `finish-step` part and no `onStepEnd` for the step whose tool was cut — where `generateText` calls
+  `onStepEnd` for that step with its usage (deadline_slow_tool: 1 request, 1000/100 tokens reported against
+  null; adapters/vercel/probes/stream_timeout_in_tool.mjs);
 - `openai-compatible`: `generateText` as the default, with Claude reached the way a user reaches it through an
   OpenAI-compatible endpoint: `createOpenAI({baseURL, apiKey}).chat(<model id>)` (Chat Completions). It was the
   default before the Anthropic provider was; every cell but the retry timing of a 429 is the same on both
@@ -108,6 +119,7 @@ class VercelDefaults(Wire):
     """The SDK's default stop conditions, read from the installed source (None when not found)."""
 
     generateText_stopWhen: str | None
+    streamText_stopWhen: str | None
     ToolLoopAgent_stopWhen: str | None
 
 
@@ -116,7 +128,7 @@ class VercelHello(Hello):
 
 
 class VercelRequest(SegmentRequest):
-    api: Literal["generateText", "ToolLoopAgent"]  # the loop API
+    api: Literal["generateText", "ToolLoopAgent", "streamText", "ToolLoopAgent.stream"]  # the loop API
     provider: Literal["anthropic", "openai-chat"]  # the provider factory the model comes from
 
 
@@ -299,6 +311,23 @@ class VercelToolLoopAgent(VercelAIAdapter):
     driver_api = "ToolLoopAgent"
 
 
+class VercelStreamText(VercelAIAdapter):
+    variant = "stream-text"
+    about = ("streamText with the SDK's defaults, its fullStream read to the end, Claude through @ai-sdk/anthropic; "
+             "stopWhen/timeout/toolApproval from the scenario")
+    default_stop_key = "streamText_stopWhen"
+    driver_api = "streamText"
+    capabilities = VercelAIAdapter.capabilities.model_copy(update={"stream_of": "default"})
+
+
+class VercelToolLoopAgentStream(VercelAIAdapter):
+    variant = "tool-loop-agent-stream"
+    about = "ToolLoopAgent.stream() read to the end, with the agent's own defaults where the scenario sets none"
+    default_stop_key = "ToolLoopAgent_stopWhen"
+    driver_api = "ToolLoopAgent.stream"
+    capabilities = VercelAIAdapter.capabilities.model_copy(update={"stream_of": "tool-loop-agent"})
+
+
 class VercelOpenAICompatible(VercelAIAdapter):
     variant = "openai-compatible"
     about = ("generateText with the SDK's defaults, Claude through @ai-sdk/openai's Chat Completions model at an "
@@ -312,4 +341,5 @@ class VercelOpenAICompatible(VercelAIAdapter):
 
 
 # the framework's other idioms, in the order runs and reports show them
-VercelAIAdapter.variant_classes = (VercelToolLoopAgent, VercelOpenAICompatible)
+VercelAIAdapter.variant_classes = (VercelToolLoopAgent, VercelStreamText, VercelToolLoopAgentStream,
+                                   VercelOpenAICompatible)

@@ -32,11 +32,14 @@ from tests.suite_helpers import run_framework
 
 SUITE_FRAMEWORKS = ("vercel-ai",)  # run alone, the suite run is this framework's only
 
-VARIANTS = ("default", "tool-loop-agent", "openai-compatible")
+VARIANTS = ("default", "tool-loop-agent", "stream-text", "tool-loop-agent-stream", "openai-compatible")
+STREAMED = {"stream-text": "default", "tool-loop-agent-stream": "tool-loop-agent"}  # each streams that one's loop
 # the provider each variant reaches Claude through: its model class, the driver's words, the wire protocol
 ROUTES = {
     "default": ("@ai-sdk/anthropic createAnthropic(...)", "createAnthropic(", "anthropic_messages"),
     "tool-loop-agent": ("@ai-sdk/anthropic createAnthropic(...)", "createAnthropic(", "anthropic_messages"),
+    "stream-text": ("@ai-sdk/anthropic createAnthropic(...)", "createAnthropic(", "anthropic_messages"),
+    "tool-loop-agent-stream": ("@ai-sdk/anthropic createAnthropic(...)", "createAnthropic(", "anthropic_messages"),
     "openai-compatible": ("@ai-sdk/openai createOpenAI(...).chat (an OpenAI-compatible endpoint)", "createOpenAI(",
                           "openai_chat"),
 }
@@ -71,6 +74,30 @@ def test_each_variant_sends_the_scenarios_claude_through_its_provider(records, v
         assert r.native.settings["provider"].startswith(provider), scenario
         assert {q.protocol for q in r.requests} <= {protocol}, scenario
         assert {q.model for q in r.requests if q.model} <= {"claude-sonnet-4-5"}, scenario
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_only_the_streaming_entry_points_stream_their_requests(records, variant):
+    streamed = {q.stream for (_, v), r in records.items() if v == variant for q in r.requests}
+    assert streamed == {variant in STREAMED}, variant
+
+
+@pytest.mark.parametrize(("variant", "of"), STREAMED.items())
+def test_a_streamed_loop_is_the_loop_it_streams_but_for_a_timeout_in_a_tool(records, variant, of):
+    """streamText / ToolLoopAgent.stream read to the end end every scenario as generateText / generate do, with the
+    same requests, tool runs and reported counts; the one difference measured: a timeout that passes while a tool
+    runs leaves the stream no step to report (adapters/vercel/probes/stream_timeout_in_tool.mjs)."""
+    from loopbench.reports.cells import cells
+    from loopbench.reports.streaming import differences
+
+    by = {c.key: c for c in cells(list(records.values()))}
+    differ = {sid: differences(by[(sid, "vercel-ai", variant)], by[(sid, "vercel-ai", of)])
+              for (sid, v) in records if v == variant}
+    assert {sid: d for sid, d in differ.items() if d} == {"deadline_slow_tool": [
+        "requests reported: 1 → null", "input tokens reported: 1000 → null", "output tokens reported: 100 → null"]}
+    cut = records[("deadline_slow_tool", variant)]
+    assert cut.outcome == "limit_deadline" and cut.native.signals.exception_type == "TimeoutError"
+    assert cut.counters.model_requests_observed == 1 and cut.counters.runtime_steps == 0
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -142,6 +169,9 @@ def test_deadlines_are_native_and_abort_the_tool_call(records):
             assert "deadline_s" not in r.unsupported
             # it threw: no result, so the count is the steps the SDK reported to onStepEnd before the timeout
             c = r.counters
+            if variant in STREAMED and r is tool:  # a stream cut in a tool reported no step: unknown, not 0
+                assert c.runtime_steps == 0 and c.model_requests_reported is None
+                continue
             assert c.model_requests_reported == c.runtime_steps and c.runtime_steps is not None
             assert c.model_requests_observed is not None and 1 <= c.runtime_steps <= c.model_requests_observed
         assert tool.counters.abandoned_calls == 1  # the abortSignal reached the ledger

@@ -132,7 +132,8 @@ def test_a_malformed_answer_line_names_what_is_wrong():
 
 def test_a_hello_of_another_protocol_or_a_refusing_one_is_refused():
     hello = {"type": "hello", "ok": True, "protocol": PROTOCOL_VERSION, "pid": 1, "node": "v22.0.0", "packages": {},
-             "defaults": {"generateText_stopWhen": None, "ToolLoopAgent_stopWhen": None}}
+             "defaults": {"generateText_stopWhen": None, "streamText_stopWhen": None,
+                          "ToolLoopAgent_stopWhen": None}}
     assert read_hello(hello, VercelHello).defaults.generateText_stopWhen is None
     with pytest.raises(Exception, match="speaks protocol 3, not 4"):
         read_hello({**hello, "protocol": 3}, VercelHello)
@@ -146,7 +147,8 @@ def test_a_hello_of_another_protocol_or_a_refusing_one_is_refused():
 FAKE = f"""
 import json, sys
 print(json.dumps({{"type": "hello", "ok": True, "protocol": {PROTOCOL_VERSION}, "pid": 1, "node": "v22",
-                  "packages": {{}}, "defaults": {{"generateText_stopWhen": None, "ToolLoopAgent_stopWhen": None}}}}),
+                  "packages": {{}}, "defaults": {{"generateText_stopWhen": None, "streamText_stopWhen": None,
+                                               "ToolLoopAgent_stopWhen": None}}}}),
       flush=True)
 for line in sys.stdin:
     print(json.dumps({{"id": json.loads(line)["id"], "type": "result", "pong": "yes"}}), flush=True)

@@ -19,12 +19,14 @@ const HERE = new URL('.', import.meta.url);
 
 // The SDK's own default stop conditions, read from the installed source (reported, never assumed).
 function sdkDefaults() {
-  const out = { generateText_stopWhen: null, ToolLoopAgent_stopWhen: null };
+  const out = { generateText_stopWhen: null, streamText_stopWhen: null, ToolLoopAgent_stopWhen: null };
   try {
     const src = readFileSync(new URL('node_modules/ai/dist/index.js', HERE), 'utf8');
     const gt = /async function generateTextInternal\(\{[^)]*?stopWhen = (isStepCount\(\d+\))/.exec(src);
     const agent = /stopWhen: this\.settings\.stopWhen \?\? createDefaultStopCondition\((\d+)\)/.exec(src);
+    const st = /function streamTextInternal\(\{[^)]*?stopWhen = (isStepCount\(\d+\))/.exec(src);
     if (gt) out.generateText_stopWhen = gt[1];
+    if (st) out.streamText_stopWhen = st[1];
     if (agent) out.ToolLoopAgent_stopWhen = `isStepCount(${agent[1]})`;
   } catch {
     // unknown stays null
@@ -59,7 +61,13 @@ const PROVIDERS = {
   },
 };
 // the loop API a request names
-const APIS = { generateText: 'generateText()', ToolLoopAgent: 'new ToolLoopAgent({...}).generate()' };
+const APIS = {
+  generateText: 'generateText()', ToolLoopAgent: 'new ToolLoopAgent({...}).generate()',
+  streamText: 'streamText() read to the end (fullStream)',
+  'ToolLoopAgent.stream': 'new ToolLoopAgent({...}).stream() read to the end (fullStream)',
+};
+// the streaming entry points: each result's promises (steps, usage, ...) are read after its fullStream ends
+const STREAMED = new Set(['streamText', 'ToolLoopAgent.stream']);
 const baseUrlV1 = (req) => `${req.base_url.replace(/\/$/, '')}/v1`;
 
 function validate(req) {
@@ -87,7 +95,7 @@ const TOOL_ERROR_THROWN = "tool execute throws an Error (the SDK's tool-error pa
 
 // ---- one run segment (a run from the prompt, or a resume from a snapshot)
 async function runSegment(req, store) {
-  const { generateText, ToolLoopAgent, hasToolCall, isStepCount, jsonSchema, tool } = sdk.ai;
+  const { generateText, streamText, ToolLoopAgent, hasToolCall, isStepCount, jsonSchema, tool } = sdk.ai;
   // events travel with the terminal line: a line per event cost ~2 ms per run, and a driver that dies loses
   // its in-flight answer either way
   const note = (event, data) => emit(store, event, data);
@@ -151,7 +159,8 @@ async function runSegment(req, store) {
   }
 
   const model = PROVIDERS[req.provider].model(req);
-  const agent = req.api === 'ToolLoopAgent';
+  const agent = req.api.startsWith('ToolLoopAgent');
+  const streamed = STREAMED.has(req.api);
   const settings = { api: APIS[req.api], provider: PROVIDERS[req.provider].text, maxRetries: 'SDK default' };
   const options = {};
   const stopWhen = [];
@@ -163,7 +172,7 @@ async function runSegment(req, store) {
     stopText.push(`isStepCount(${stepBound})`);
   } else {
     const d = sdkDefaults();
-    const dflt = (agent ? d.ToolLoopAgent_stopWhen : d.generateText_stopWhen) ?? null;
+    const dflt = (agent ? d.ToolLoopAgent_stopWhen : streamed ? d.streamText_stopWhen : d.generateText_stopWhen) ?? null;
     if (stopTools.length) {
       // any stopWhen replaces the SDK's default step bound: restate the installed default (read, not assumed)
       const n = /isStepCount\((\d+)\)/.exec(dflt ?? '');
@@ -239,23 +248,43 @@ async function runSegment(req, store) {
   note('started', { op: req.op, variant: req.variant, settings });
   let result;
   let thrown = null;
+  // a streaming entry point reports its errors to onError and in the stream's 'error' parts, not by throwing
+  // (without onError the SDK logs them to the console): the first one is what the run raised
+  let streamError = null;
+  const onError = ({ error }) => { streamError ??= error; };
+  const modelCalls = {
+    onLanguageModelCallStart: () => { languageModelCalls += 1; },
+    onLanguageModelCallEnd: () => { languageModelResponses += 1; },
+  };
   try {
+    let run;
     if (agent) {
       const loop = new ToolLoopAgent({
         model, tools, ...(Object.keys(toolApproval).length ? { toolApproval } : {}),
         ...(options.stopWhen ? { stopWhen: options.stopWhen } : {}),
         ...(options.prepareStep ? { prepareStep: options.prepareStep } : {}),
-        onLanguageModelCallStart: () => { languageModelCalls += 1; },
-        onLanguageModelCallEnd: () => { languageModelResponses += 1; },
+        ...modelCalls, ...(streamed ? { onError } : {}),
       });
-      result = await loop.generate({ ...prompt, ...(timeout ? { timeout } : {}), ...callbacks });
+      const call = { ...prompt, ...(timeout ? { timeout } : {}), ...callbacks };
+      run = streamed ? await loop.stream(call) : await loop.generate(call);
     } else {
-      result = await generateText({
+      const call = {
         model, tools, ...(Object.keys(toolApproval).length ? { toolApproval } : {}), ...options,
-        ...(timeout ? { timeout } : {}), ...prompt, ...callbacks,
-        onLanguageModelCallStart: () => { languageModelCalls += 1; },
-        onLanguageModelCallEnd: () => { languageModelResponses += 1; },
-      });
+        ...(timeout ? { timeout } : {}), ...prompt, ...callbacks, ...modelCalls,
+      };
+      run = streamed ? streamText({ ...call, onError }) : await generateText(call);
+    }
+    if (streamed) {
+      for await (const part of run.fullStream) {
+        if (part.type === 'error') streamError ??= part.error;
+      }
+      if (streamError) throw streamError;
+      result = {
+        steps: await run.steps, finishReason: await run.finishReason, rawFinishReason: await run.rawFinishReason,
+        text: await run.text, usage: await run.usage, response: await run.response,
+      };
+    } else {
+      result = run;
     }
   } catch (error) {
     thrown = describeError(error);
