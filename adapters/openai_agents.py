@@ -14,8 +14,8 @@ Translation of the neutral scenario into native controls (the `default` variant 
   carries the whole conversation in `input` (the `function_call` items and their `function_call_output`s); no
   `previous_response_id` or `conversation` (`Runner.run`'s defaults: `auto_previous_response_id=False`, no
   conversation id), `store`, `stream` and `parallel_tool_calls` omitted (the API's defaults), no streaming
-  (`Runner.run`, not `run_streamed`). Against api.openai.com itself the runner would add a per-run
-  `prompt_cache_key` (tens of bytes a request); against any other base_url, as here, it does not;
+  (`Runner.run`, not `run_streamed`: the `stream` variant's). Against api.openai.com itself the runner would add a
+  per-run `prompt_cache_key` (tens of bytes a request); against any other base_url, as here, it does not;
 - tools: `FunctionTool`s with the scenario's JSON schema, each executing through the ledger. The SDK applies
   its default failure formatter only to `@function_tool` tools; a hand-built `FunctionTool` must handle its
   errors itself (an exception escapes the run as `UserError`). So a ledger error is answered with the SDK's
@@ -39,6 +39,19 @@ Variant `chat-completions`: the scenario's Claude (claude-sonnet-4-5) through `O
 the same client pointed at an OpenAI-compatible Chat Completions endpoint: the SDK's documented way to use
 another provider's model (its "Using other LLM providers" page), and this adapter's default route before the
 model table. Everything else is the default's.
+Variant `stream`: the SDK's streaming idiom (its "Streaming" page), `result = Runner.run_streamed(agent, input)` and
+`async for event in result.stream_events()` read to the end, on the default's model route, limits, approvals, deny
+guardrails and resume (`Runner.run_streamed(agent, state)` read to the end); the variant declares `stream_of:
+"default"`, so the report sets its cells beside the default's. What the SDK sends: the default's requests, each with
+`"stream": true` (`OpenAIResponsesModel.stream_response` -> `responses.create(stream=True)`): in the server's request
+log every request of the variant streams and its body is the default's plus those 14 bytes (the same `input`, no
+`stream_options`). The answer is an SSE stream; the SDK takes each response's usage from the `response.completed`
+event's `response.usage` (run_internal/run_loop.py, `context_wrapper.usage.add(final_response.usage)`), so the adapter
+reads `result.context_wrapper.usage` once the stream ends, and the turn counter from `result.current_turn` (public on
+`RunResultStreaming`). The run's exceptions (`MaxTurnsExceeded`, `ToolInputGuardrailTripwireTriggered`, an
+`APIError`) are raised out of `stream_events()` and mapped as the default's, counters from `exc.run_data` as the
+default's (the SDK attaches it to its own exceptions when the stream ends; an `APIError` gets none: null). Measured on
+the whole suite: every cell, count and token total the same as the default's (report "Streamed vs not": 0 of 27).
 
 Model errors: the SDK's defaults leave retries to the openai client (no `ModelSettings.retry`): max_retries=2
 with its own backoff (0.5 s doubling, jittered) on 429 and 5xx; OpenAI sends no retry hint (provider_errors.py)
@@ -119,8 +132,8 @@ class OpenAIAgentsAdapter(Adapter):
         pause="snapshot",
         pause_survives_restart=True,
         deny="tool input guardrail: raise_exception (stop) or reject_content (continue)",
-        notes=("default and handled-max-turns: OpenAIResponsesModel (the Responses API, the quick start's) sending "
-               "gpt-4.1; variant chat-completions: OpenAIChatCompletionsModel sending the scenario's Claude",
+        notes=("default, handled-max-turns and stream: OpenAIResponsesModel (the Responses API, the quick start's) "
+               "sending gpt-4.1; variant chat-completions: OpenAIChatCompletionsModel sending the scenario's Claude",
                "model errors are retried by the openai client (max_retries=2) inside one model call: "
                "usage.requests counts responses, not retries"),
     )
@@ -238,9 +251,13 @@ class OpenAIAgentsAdapter(Adapter):
                 state.reject(item)
         return await self._drive(scenario, ctx, agent, state)
 
-    async def _drive(self, scenario: Scenario, ctx: RunContext, agent: Any, start: Any) -> SegmentResult:
+    async def _execute(self, agent: Any, start: Any, kwargs: dict[str, Any]) -> Any:
+        """The finished run (`RunResult`): `Runner.run`; raises what the run raised."""
         from agents import Runner
 
+        return await Runner.run(agent, start, **kwargs)
+
+    async def _drive(self, scenario: Scenario, ctx: RunContext, agent: Any, start: Any) -> SegmentResult:
         handled: list[bool] = []
         kwargs, limits = self._run_kwargs(scenario, handled)
         settings = {k: v for k, v in kwargs.items() if k != "error_handlers"}
@@ -250,7 +267,7 @@ class OpenAIAgentsAdapter(Adapter):
             settings.update(tool_choice=agent.model_settings.tool_choice, reset_tool_choice=agent.reset_tool_choice)
         common: dict[str, Any] = dict(settings=settings, limits=limits)
         try:
-            result = await Runner.run(agent, start, **kwargs)
+            result = await self._execute(agent, start, kwargs)
         except Exception as exc:  # the framework ended by raising: map the signal
             return SegmentResult(signals=self._raised(exc), counters=self._raised_counters(exc), **common)
         counters = self._counters(result)
@@ -305,7 +322,9 @@ class OpenAIAgentsAdapter(Adapter):
     @staticmethod
     def _counters(result: Any, turns: int | None = None) -> ReportedCounters:
         usage = result.context_wrapper.usage
-        turn = getattr(result, "_current_turn", turns)
+        # the turn counter: RunResult's private `_current_turn`, RunResultStreaming's public `current_turn`;
+        # RunErrorDetails (an exception's run_data) has neither
+        turn = getattr(result, "_current_turn", getattr(result, "current_turn", turns))
         return ReportedCounters(
             model_requests_reported=usage.requests, input_tokens_reported=usage.input_tokens,
             output_tokens_reported=usage.output_tokens, runtime_steps=turn, runtime_step_unit="turn",
@@ -344,5 +363,30 @@ class OpenAIAgentsChatCompletions(OpenAIAgentsAdapter):
         return OpenAIChatCompletionsModel(model=model_id, openai_client=client)
 
 
+class OpenAIAgentsStream(OpenAIAgentsAdapter):
+    variant = "stream"
+    about = ("Runner.run_streamed(...) with result.stream_events() read to the end (the SDK's streaming idiom); "
+             "otherwise the default (OpenAIResponsesModel, gpt-4.1)")
+    capabilities = OpenAIAgentsAdapter.capabilities.model_copy(update={"stream_of": "default"})
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **OpenAIAgentsAdapter.mechanism_table,
+        "deny_stop": "tool_input_guardrail -> ToolGuardrailFunctionOutput.raise_exception() "
+                     "(ToolInputGuardrailTripwireTriggered is raised out of stream_events)",
+        "approval_pause": "FunctionTool(needs_approval=callable) -> result.interruptions once stream_events() ends; "
+                          "RunState.to_string() saved, RunState.from_string() + approve() and "
+                          "Runner.run_streamed(agent, state) read to the end on resume",
+    }
+
+    async def _execute(self, agent: Any, start: Any, kwargs: dict[str, Any]) -> Any:
+        """`Runner.run_streamed` read to the end: the run's exceptions are raised out of `stream_events()`;
+        the finished `RunResultStreaming` holds the usage, the turn counter and the interruptions."""
+        from agents import Runner
+
+        result = Runner.run_streamed(agent, start, **kwargs)
+        async for _event in result.stream_events():
+            pass
+        return result
+
+
 # the framework's other idioms, in the order runs and reports show them
-OpenAIAgentsAdapter.variant_classes = (OpenAIAgentsHandledMaxTurns, OpenAIAgentsChatCompletions)
+OpenAIAgentsAdapter.variant_classes = (OpenAIAgentsHandledMaxTurns, OpenAIAgentsChatCompletions, OpenAIAgentsStream)

@@ -85,6 +85,20 @@ deferred_tool_results=conversation.deferred_tool_requests.build_results(...))`: 
 default with a fatal tool error raised as an ordinary exception (see tools, above): only that intent's mechanism
 changes. `openai-chat` is the default with `OpenAIChatModel` + `OpenAIProvider` (see model, above): only the model
 class and the call-id prefix change.
+`stream-events` is the docs' event-streaming idiom, `async with agent.run_stream_events(...) as events: async for
+event in events` read to the end; its last event, `AgentRunResultEvent`, carries the run result (`.result`); the
+default's model route and everything else (`stream_of: "default"`: the report sets its cells beside the default's).
+Not `run_stream`: it stops at the first output and does not run the tool calls after it (agent/abstract.py
+`run_stream`), so it is not the same loop. `run_stream_events` is `agent.run` with an `event_stream_handler`
+(agent/abstract.py), so the wire is the default's, `stream: true` on every request (agent.run already streams inside
+AnthropicModel; same bodies, byte for byte). Two measured differences, both pydantic-ai's own: (1) the handle's
+`usage` is readable after the run raised (like `iter`'s `run.usage`), so a limit, a denial or exhausted tool retries
+report counts where `agent.run`'s exceptions carry none; (2) each model request is read through `AgentStream`, which
+checks the token limit after every stream event (result.py `AgentStream.__aiter__`), not after the whole response:
+token_budget trips at the 3rd response's `message_start` (`total_tokens=31000` in the message, where agent.run says
+31500), before the `message_delta` carrying its output tokens is read, so the reported output tokens are 1,000 where
+the server served 1,500 (probes/pydantic_ai/stream_token_limit.py). A model failure's counts stay null as the
+default's.
 
 Signal mapping (no scenario knowledge): a `DeferredToolRequests` output -> paused; `UsageLimitExceeded` -> limit
 (raised); `RunTimedOut` -> limit="deadline" (raised); kit's `ToolDenied` in the chain -> denied;
@@ -95,8 +109,9 @@ wraps the anthropic `APIStatusError` the client raises after its own retries) or
 chain -> failure="model"; anything else -> failure="other". Counters: `result.usage` (requests, input/output tokens,
 cost when priced) on a return or a pause; `RunCancelled.usage` after a cancellation or timeout (null when the exception
 carries no run state: no messages); null after any other exception of `agent.run` (the iter variant reads
-`run.usage`). runtime_steps = `RunUsage.requests` ("model responses committed to the run's history, one per step of
-the agent loop": what request_limit bounds; the provider client's hidden retries are not in it), unit "request".
+`run.usage`, the stream-events variant the handle's `events.usage`). runtime_steps = `RunUsage.requests` ("model
+responses committed to the run's history, one per step of the agent loop": what request_limit bounds; the provider
+client's hidden retries are not in it), unit "request".
 At a deadline the count is pydantic-ai's own, never the adapter's: `RunUsage.requests` increments when a response is
 committed (after the whole streamed response arrived, before its tools run), never when a request is sent, so a
 request the timeout cuts in flight is in no count (probes/pydantic_ai/fair.py `deadline`): deadline_slow_model reports
@@ -643,5 +658,40 @@ class PydanticAIRaiseFatal(PydanticAIAdapter):
         return RaisedToolError(text)
 
 
+class PydanticAIStreamEvents(PydanticAIAdapter):
+    variant = "stream-events"
+    about = ("async with agent.run_stream_events(...) as events: async for ev in events, read to the end (its last "
+             "event, AgentRunResultEvent, carries the run result); otherwise the default (AnthropicModel)")
+    capabilities = PydanticAIAdapter.capabilities.model_copy(update={"stream_of": "default"})
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **PydanticAIAdapter.mechanism_table,
+        "approval_pause": "Tool(requires_approval=True), output_type=[str, DeferredToolRequests]: the "
+                          "AgentRunResultEvent's result is the DeferredToolRequests; the message history "
+                          "(ModelMessagesTypeAdapter) saved; resume agent.run_stream_events(message_history=..., "
+                          "deferred_tool_results=DeferredToolResults(approvals={id: True})) read to the end",
+    }
+
+    async def _execute(self, agent: Any, start: dict[str, Any], kwargs: dict[str, Any], box: list[Any]
+                       ) -> tuple[Any, Any]:
+        from pydantic_ai import AgentRunResultEvent
+        from pydantic_ai.exceptions import UserError
+
+        result = None
+        async with agent.run_stream_events(**start, **kwargs) as events:
+            try:
+                async for event in events:
+                    if isinstance(event, AgentRunResultEvent):
+                        result = event.result
+            except Exception:
+                try:  # the handle's live RunUsage: still readable after a raise, once the run has started
+                    box.append(events.usage)
+                except UserError:
+                    pass
+                raise
+        assert result is not None  # the stream ends with AgentRunResultEvent unless the run raised
+        return result, _usage(result)
+
+
 # the framework's other idioms, in the order runs and reports show them
-PydanticAIAdapter.variant_classes = (PydanticAIIter, PydanticAIConversation, PydanticAIOpenAIChat, PydanticAIRaiseFatal)
+PydanticAIAdapter.variant_classes = (PydanticAIIter, PydanticAIConversation, PydanticAIOpenAIChat, PydanticAIRaiseFatal,
+                                     PydanticAIStreamEvents)

@@ -12,13 +12,14 @@ from tests.suite_helpers import run_framework
 
 SUITE_FRAMEWORKS = ("openai-agents",)  # run alone, the suite run is this framework's only
 
-VARIANTS = ("default", "handled-max-turns", "chat-completions")
+VARIANTS = ("default", "handled-max-turns", "chat-completions", "stream")
 # variant -> the model class it drives, the model it sends, the protocol that carries it: the quick start's
 # Responses model with the model table's OpenAI model; the Chat Completions route with the scenario's Claude
 ROUTES = {
     "default": ("agents.OpenAIResponsesModel", "gpt-4.1", "openai_responses"),
     "handled-max-turns": ("agents.OpenAIResponsesModel", "gpt-4.1", "openai_responses"),
     "chat-completions": ("agents.OpenAIChatCompletionsModel", "claude-sonnet-4-5", "openai_chat"),
+    "stream": ("agents.OpenAIResponsesModel", "gpt-4.1", "openai_responses"),
 }
 
 
@@ -45,10 +46,10 @@ def test_each_variant_sends_its_model_through_its_model_class(records, variant):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_request_resends_the_whole_conversation(records, variant):
     """No previous_response_id / conversation (the SDK's defaults; probes/openai/responses_wire.py): each request
-    carries the prompt, every call and every output so far (1, 3, 5 items or messages), none streams."""
+    carries the prompt, every call and every output so far (1, 3, 5 items or messages); only run_streamed streams."""
     r = records[("support_draft_completes", variant)]
     assert [e.messages for e in r.requests] == [1, 3, 5]
-    assert not any(e.stream for e in r.requests)
+    assert {e.stream for e in r.requests} == {variant == "stream"}
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -152,3 +153,42 @@ def test_a_huge_tool_output_is_sent_back_whole(records, variant):
     """The SDK keeps no tool output out of the next request on either protocol: a 200 KiB output grows it by more."""
     r = records[("huge_tool_output", variant)]
     assert r.counters.max_request_growth_bytes > 200_000
+
+
+def test_stream_is_the_streaming_idiom_of_the_default():
+    from loopbench.harness.adapter import adapter_class
+
+    cls, default = adapter_class("openai-agents", "stream"), adapter_class("openai-agents")
+    assert cls.capabilities.stream_of == "default" and default.capabilities.stream_of is None
+    assert cls.capabilities.model_copy(update={"stream_of": None}) == default.capabilities
+
+
+@pytest.mark.parametrize("scenario", ["support_draft_completes", "approval_approved_resume", "tool_fatal_error",
+                                      "runaway_step_limit"])
+def test_run_streamed_sends_the_default_requests_with_stream_true(records, scenario):
+    """Every request of the streamed run (both segments of a resume) says stream: true, and only that: each body is
+    the default's plus `,"stream":true` (14 bytes)."""
+    default, streamed = records[(scenario, "default")], records[(scenario, "stream")]
+    assert streamed.requests and all(q.stream for q in streamed.requests)
+    assert [(q.messages, q.prompt_bytes - 14) for q in streamed.requests] == [
+        (q.messages, q.prompt_bytes) for q in default.requests]
+
+
+def test_the_streamed_run_reports_what_the_server_served(records):
+    """Usage comes from each stream's response.completed event: the same counts as Runner.run, on every scenario."""
+    for (scenario, variant), r in records.items():
+        if variant != "stream":
+            continue
+        d = records[(scenario, "default")].counters
+        c = r.counters
+        assert (c.model_requests_reported, c.input_tokens_reported, c.output_tokens_reported, c.runtime_steps) == (
+            d.model_requests_reported, d.input_tokens_reported, d.output_tokens_reported, d.runtime_steps), scenario
+        if c.input_tokens_reported is not None:
+            assert (c.input_tokens_reported, c.output_tokens_reported) == (c.input_tokens_observed,
+                                                                           c.output_tokens_observed), scenario
+
+
+def test_max_turns_is_raised_out_of_stream_events(records):
+    r = records[("runaway_step_limit", "stream")]
+    assert r.outcome == "limit_steps" and r.native.signals.exception_type == "MaxTurnsExceeded"
+    assert r.counters.runtime_steps == 8 == r.counters.model_requests_observed == r.counters.model_requests_reported

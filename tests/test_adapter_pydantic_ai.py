@@ -14,10 +14,10 @@ from tests.suite_helpers import run_framework
 
 SUITE_FRAMEWORKS = ("pydantic-ai",)  # run alone, the suite run is this framework's only
 
-VARIANTS = ("default", "iter", "conversation", "openai-chat", "raise-fatal")
+VARIANTS = ("default", "iter", "conversation", "openai-chat", "raise-fatal", "stream-events")
 # AnthropicModel + AnthropicProvider; openai-chat: OpenAIChatModel
-ANTHROPIC = ("default", "iter", "conversation", "raise-fatal")
-TOOL_FAILED = ("default", "iter", "conversation", "openai-chat")  # a fatal tool error is pydantic-ai's ToolFailed
+ANTHROPIC = ("default", "iter", "conversation", "raise-fatal", "stream-events")
+TOOL_FAILED = ("default", "iter", "conversation", "openai-chat", "stream-events")  # a fatal tool error is pydantic-ai's ToolFailed
 MODEL_CLASS = {v: "pydantic_ai.models.anthropic.AnthropicModel" for v in ANTHROPIC} | {
     "openai-chat": "pydantic_ai.models.openai.OpenAIChatModel"}
 
@@ -119,8 +119,9 @@ def test_the_cost_limit_is_enforced_after_the_response_that_crosses_it_under_the
     assert "cost_limit" in (r.native.signals.exception_message or "")
     assert r.counters.model_requests_observed == 3 and r.counters.cost_usd_observed == pytest.approx(0.063)
     assert not any(n.startswith("CostNotFoundWarning") for n in r.native.notes)
-    # agent.run's UsageLimitExceeded carries no usage; agent.iter's run.usage has the cost it checked
-    expected = pytest.approx(0.063) if variant == "iter" else None
+    # agent.run's UsageLimitExceeded carries no usage; agent.iter's run.usage and the run_stream_events handle's
+    # usage have the cost it checked
+    expected = pytest.approx(0.063) if variant in ("iter", "stream-events") else None
     assert r.counters.cost_usd_reported == expected
 
 
@@ -162,7 +163,7 @@ def test_a_timed_out_tool_call_is_abandoned(records):
     assert records[("deadline_slow_tool", "default")].counters.abandoned_calls == 1
 
 
-@pytest.mark.parametrize("fresh_variant", ["default", "iter", "openai-chat"])
+@pytest.mark.parametrize("fresh_variant", ["default", "iter", "openai-chat", "stream-events"])
 def test_message_history_resumes_get_a_fresh_request_limit_and_the_conversation_keeps_it(records, fresh_variant):
     fresh = records[("resume_keeps_allowance", fresh_variant)]
     kept = records[("resume_keeps_allowance", "conversation")]
@@ -251,3 +252,45 @@ def test_a_failing_model_is_a_model_failure_with_unknown_counts(records, variant
         assert r.counters.model_requests_reported is None  # the failed requests are in no RunUsage
     assert records[("model_fatal_error", variant)].counters.model_requests_observed == 1  # x-should-retry: false
     assert records[("model_outage", variant)].counters.model_requests_observed == 3  # the client's 2 retries
+
+
+def test_stream_events_is_the_streaming_idiom_of_the_default():
+    cls = adapter_class("pydantic-ai", "stream-events")
+    assert cls.capabilities.stream_of == "default" and adapter_class("pydantic-ai").capabilities.stream_of is None
+    assert cls.capabilities.model_copy(update={"stream_of": None}) == adapter_class("pydantic-ai").capabilities
+
+
+def test_stream_events_sends_what_agent_run_sends(records):
+    """agent.run already streams inside AnthropicModel (no max_tokens: stream: true), so run_stream_events changes
+    nothing on the wire: the same requests, byte for byte, every one streamed."""
+    for scenario in ("support_draft_completes", "approval_approved_resume", "tool_fatal_error"):
+        default, streamed = records[(scenario, "default")], records[(scenario, "stream-events")]
+        assert all(q.stream for q in streamed.requests), scenario
+        assert [(q.prompt_bytes, q.messages) for q in streamed.requests] == [
+            (q.prompt_bytes, q.messages) for q in default.requests], scenario
+
+
+def test_the_stream_events_handle_reports_usage_after_a_raise(records):
+    """The handle's usage is readable after the run raised, where agent.run's exceptions carry none: the counts match
+    what the server served."""
+    for scenario in ("runaway_step_limit", "default_limits", "denied_action", "tool_transient_error"):
+        assert records[(scenario, "default")].counters.model_requests_reported is None, scenario
+        c = records[(scenario, "stream-events")].counters
+        assert c.model_requests_reported == c.model_requests_observed == c.runtime_steps, scenario
+        assert (c.input_tokens_reported, c.output_tokens_reported) == (c.input_tokens_observed,
+                                                                       c.output_tokens_observed), scenario
+
+
+def test_streamed_the_token_limit_trips_mid_response_and_loses_its_output_tokens(records):
+    """agent.run checks total_tokens_limit after the whole response (31500 = 3 x 10,500); the streamed idiom checks it
+    after every stream event, so the 3rd response trips it at message_start (input tokens only), before the
+    message_delta carrying its 500 output tokens is read: 1,000 output tokens reported where the server sent 1,500
+    (probes/pydantic_ai/stream_token_limit.py)."""
+    default, streamed = records[("token_budget", "default")], records[("token_budget", "stream-events")]
+    assert default.outcome == streamed.outcome == "limit_budget"
+    assert "total_tokens=31500" in (default.native.signals.exception_message or "")
+    assert "total_tokens=31000" in (streamed.native.signals.exception_message or "")
+    c = streamed.counters
+    assert c.model_requests_reported == c.model_requests_observed == 3
+    assert (c.input_tokens_reported, c.input_tokens_observed) == (30_000, 30_000)
+    assert (c.output_tokens_reported, c.output_tokens_observed) == (1_000, 1_500)
