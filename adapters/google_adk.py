@@ -44,6 +44,23 @@ The model class, per variant (docs/decisions.md "Each framework's own model clas
   and ignores `llm_request.config.tool_config` (models/anthropic_llm.py `generate_content_async`): the scenario's
   tool_choice cannot be set here (`unsupported`; probes/google_adk/anthropic_llm.py tool-choice). Tool-call ids
   are `toolu_<scripted id>` (Gemini's `fc_<scripted id>`), mapped per variant (`call_id_prefix`).
+- `sse`: the default (Gemini, SqliteSessionService, every control as above) streamed the way ADK documents it:
+  `Runner.run_async(..., run_config=RunConfig(streaming_mode=StreamingMode.SSE, max_llm_calls=...))`, read to the
+  end. The Gemini class then calls google-genai's `generate_content_stream`: every request is
+  `POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse` (the server's log: stream=True on every
+  request). ADK's StreamingResponseAggregator (utils/streaming_utils.py, progressive SSE streaming, on by default
+  in 2.13) yields each SSE chunk as a partial event (`partial=True`, carrying that chunk's text or function call
+  and its `usage_metadata` when the chunk has one), then, when the stream ends, one aggregated non-partial event
+  with the whole content, the finish reason and the last usage the stream reported; only that one is appended to
+  the session and acted on (tools run from it, confirmations and skip_summarization as above). Counters read the
+  non-partial events, as ADK's docs read a streamed run (partial events are previews), exactly as the default:
+  one per response, tokens from its usage. Measured: on the whole suite the streamed and non-streamed runs
+  differ in no cell (outcome, requests, tool runs, reported requests and tokens = served). Summing every event's
+  usage instead would double the tokens: the chunk that carries a response's usage (the last one, as the
+  scripted server sends it) is yielded as a partial event AND its usage is repeated on the aggregated event
+  (probes/google_adk/sse_usage.py: every event summed gives 40/8 tokens for 20/4 served; when every chunk
+  carries usage, 60/12: once per chunk plus once on the aggregated event). The segment records
+  `partial_events` and `partial_events_with_usage` in its signals' extra.
 - tools: a `FunctionTool` per scenario tool (so ADK's own argument filtering, mandatory-argument check and
   confirmation gate apply) whose function takes the scenario's parameters (its signature is built from the JSON
   schema's properties) and whose `_get_declaration()` is `FunctionDeclaration(name, description,
@@ -171,6 +188,8 @@ class GoogleADKAdapter(Adapter):
              "Gemini(base_url) over google-genai, sending the model table's Gemini model; max model calls -> "
              "RunConfig.max_llm_calls; sessions in SqliteSessionService (approvals -> tool confirmation)")
     tool_errors_as_dict: ClassVar[bool] = False
+    # RunConfig.streaming_mode, by StreamingMode's member name; None: RunConfig's default (NONE), not passed
+    streaming_mode: ClassVar[str | None] = None
     # the prefix the model's wire protocol puts before a scripted call id (Gemini's functionCall ids: fc_<id>)
     call_id_prefix: ClassVar[str] = GEMINI_ID_PREFIX
     capabilities = Capabilities(
@@ -413,6 +432,11 @@ class GoogleADKAdapter(Adapter):
         agent, settings = self._agent(scenario, ctx, probe)
         run_kwargs, limits = self._limits(scenario)
         settings.update(session_service=label, **run_kwargs)
+        if self.streaming_mode is not None:  # the streaming variant: RunConfig(streaming_mode=StreamingMode.<mode>)
+            from google.adk.agents.run_config import StreamingMode
+
+            run_kwargs["streaming_mode"] = StreamingMode[self.streaming_mode]
+            settings["streaming_mode"] = f"StreamingMode.{self.streaming_mode}"
         common: dict[str, Any] = dict(settings=settings, limits=limits, notes=notes)
         runner = Runner(agent=agent, app_name=APP_NAME, session_service=service)
         events: list[Any] = []
@@ -431,6 +455,10 @@ class GoogleADKAdapter(Adapter):
         counters = self._counters(events, probe, known=True)
         pending = self._pending(events)
         extra: dict[str, Any] = {"events": len(events)}
+        partial = [e for e in events if e.partial]
+        if partial:  # streaming: the chunk events ADK yields before each aggregated response (never counted)
+            extra["partial_events"] = len(partial)
+            extra["partial_events_with_usage"] = sum(1 for e in partial if e.usage_metadata is not None)
         if probe.get("tool_choice_sent"):
             extra["tool_choice_sent"] = probe["tool_choice_sent"]
         if pending:
@@ -695,5 +723,20 @@ class GoogleADKAnthropic(GoogleADKAdapter):
             await client.close()
 
 
+class GoogleADKSSE(GoogleADKAdapter):
+    variant = "sse"
+    about = ("the default streamed: Runner.run_async(run_config=RunConfig(streaming_mode=StreamingMode.SSE)) read "
+             "to the end (:streamGenerateContent?alt=sse); counts from the non-partial events")
+    streaming_mode = "SSE"
+    capabilities = GoogleADKAdapter.capabilities.model_copy(update={"stream_of": "default"})
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **GoogleADKAdapter.mechanism_table,
+        "approval_pause": "FunctionTool(require_confirmation=callable) -> adk_request_confirmation long-running "
+                          "call ends the invocation (StreamingMode.SSE: the call arrives in the aggregated "
+                          "non-partial event); SqliteSessionService in the task dir; resume = a "
+                          "FunctionResponse(adk_request_confirmation, {'confirmed': ...}) per pending request",
+    }
+
+
 # the framework's other idioms, in the order runs and reports show them
-GoogleADKAdapter.variant_classes = (GoogleADKErrorDict, GoogleADKInMemory, GoogleADKAnthropic)
+GoogleADKAdapter.variant_classes = (GoogleADKErrorDict, GoogleADKInMemory, GoogleADKAnthropic, GoogleADKSSE)

@@ -81,6 +81,24 @@ Variants
   max_retries=2, which also honours `x-should-retry`; no request timeout). Tool-call ids `call_<scripted id>`;
   tool_choice values as they are. This was every idiom's route before ChatAnthropic; kept so the comparison
   keeps its findings.
+- `stream-messages`: `default` (create_agent, ChatAnthropic with its defaults, the same limits, middleware,
+  checkpointer, interrupts and resume) streamed the way LangGraph documents token streaming for chat UIs: the
+  invocation is `graph.astream(..., stream_mode=["debug", "values", "messages"])`, read to the end (the "messages"
+  items, (message chunk, metadata) pairs, are counted into the segment's `message_chunks` and otherwise ignored).
+  Nothing is set on the model: "messages" mode attaches langgraph's StreamMessagesHandler, a streaming callback
+  handler, to every model call, and langchain-core's `BaseChatModel._should_stream` then takes the streaming path
+  (no `streaming=True` needed, the class's `streaming` field stays False in `settings.model_client`). ChatAnthropic
+  then sends every request as `POST /v1/messages` with `"stream": true` (the server's log: stream=True on every
+  request of the variant; without "messages" the field is absent) and reads the Messages SSE events; the chunks
+  are merged into one AIMessage per response, the one the state keeps. Usage: ChatAnthropic's `stream_usage`
+  (True by default, whatever the base URL) puts the message_delta event's usage on the merged AIMessage's
+  `usage_metadata` and ignores message_start's; the scripted server sends the cumulative usage (input_tokens
+  included) on message_delta, so reported tokens = served, exactly as not streamed. A stream whose message_delta
+  carried output_tokens only would be reported with 0 input tokens (probes/langgraph/stream_messages.py
+  delta-output). Counters as the default (from the state's AIMessages). Measured on the whole suite: the streamed
+  and non-streamed runs differ in no cell (outcome, requests, tool runs, supersteps, reported requests and
+  tokens). ChatOpenAI's stream_usage caveat (on by default only for OpenAI's own base URL) does not apply: the
+  streamed idiom is the default's ChatAnthropic; `openai-compatible` is not streamed.
 
 Counters per segment (not cumulative): runtime steps = the distinct supersteps that ran tasks, from the
 graph's `debug` stream; model requests reported = one per model response the framework reports: the
@@ -205,6 +223,9 @@ class LangGraphAdapter(Adapter):
              "for Claude); max model calls -> recursion_limit; approvals -> HumanInTheLoopMiddleware + "
              "AsyncSqliteSaver")
     in_tool_gates: ClassVar[bool] = False  # approvals and denials inside the tool (interrupt() / a refusal)
+    # the graph's stream modes the adapter reads: debug (supersteps, tasks) and values (the state); the
+    # `stream-messages` variant adds "messages" (token streaming), whose chunks it reads to the end and ignores
+    stream_modes: ClassVar[tuple[str, ...]] = ("debug", "values")
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls"}),
         step_unit="superstep",
@@ -400,7 +421,7 @@ class LangGraphAdapter(Adapter):
         settings: dict[str, Any] = {
             "model_client": client,
             "checkpointer": "AsyncSqliteSaver (on disk, one per thread, in the task dir)" if checkpointer else None,
-            "stream_mode": ["debug", "values"],
+            "stream_mode": list(self.stream_modes),
         }
         graph = self._build(scenario, llm, tools, ledger, checkpointer, settings)
         return graph, settings
@@ -534,10 +555,13 @@ class LangGraphAdapter(Adapter):
         model_tasks: dict[str, bool] = {}  # task id -> finished without error
         deny_jump = False
         values: dict[str, Any] = {}
+        message_chunks = 0  # the "messages" mode's (message chunk, metadata) items, when the idiom streams them
         try:
-            async for mode, chunk in graph.astream(graph_input, config, stream_mode=["debug", "values"]):
+            async for mode, chunk in graph.astream(graph_input, config, stream_mode=list(self.stream_modes)):
                 if mode == "values" and isinstance(chunk, dict):
                     values = chunk
+                elif mode == "messages":
+                    message_chunks += 1
                 elif mode == "debug" and isinstance(chunk, dict):
                     payload = chunk.get("payload") or {}
                     if chunk.get("type") == "task":
@@ -568,7 +592,8 @@ class LangGraphAdapter(Adapter):
                 signals = NativeSignals(
                     ended="paused", pending=pending,
                     extra={"interrupts": len(pending_groups), "supersteps": len(steps),
-                           "interrupt_kinds": sorted({k for _, k, _ in pending_groups})},
+                           "interrupt_kinds": sorted({k for _, k, _ in pending_groups}),
+                           **self._streamed(message_chunks)},
                 )
                 counters = self._counters(values, prior_ids, steps)
                 return SegmentResult(signals=signals, counters=counters, **common), pending_groups, before
@@ -576,7 +601,7 @@ class LangGraphAdapter(Adapter):
         counters = self._counters(values, prior_ids, steps)
         handled = (last_task is not None and str(last_task.get("name", "")).endswith(LIMIT_MIDDLEWARE_SUFFIX)
                    and isinstance(last_task.get("result"), dict) and last_task["result"].get("jump_to") == "end")
-        extra: dict[str, Any] = {"supersteps": len(steps)}
+        extra: dict[str, Any] = {"supersteps": len(steps), **self._streamed(message_chunks)}
         if handled:
             extra["limit_node"] = last_task["name"] if last_task else None
         if deny_jump:
@@ -589,6 +614,10 @@ class LangGraphAdapter(Adapter):
         return SegmentResult(signals=signals, counters=counters, **common), [], before
 
     # ------------------------------------------------------------------ mapping
+    def _streamed(self, message_chunks: int) -> dict[str, Any]:
+        """What the "messages" stream mode delivered, for the record (only when the idiom reads it)."""
+        return {"message_chunks": message_chunks} if "messages" in self.stream_modes else {}
+
     @classmethod
     def _pending(cls, state: Any) -> list[tuple[str, str, list[PendingCall]]]:
         """Pending interrupts of a checkpoint: (interrupt id, kind, calls with scripted ids)."""
@@ -804,5 +833,21 @@ class LangGraphOpenAICompatible(LangGraphAdapter):
         return choice
 
 
+class LangGraphStreamMessages(LangGraphAdapter):
+    variant = "stream-messages"
+    about = ("the default streamed: graph.astream(stream_mode=['debug', 'values', 'messages']) read to the end "
+             "(ChatAnthropic streams its requests, the Messages API's SSE); counts from the state's AIMessages")
+    stream_modes = ("debug", "values", "messages")
+    capabilities = LangGraphAdapter.capabilities.model_copy(update={"stream_of": "default"})
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **LangGraphAdapter.mechanism_table,
+        "approval_pause": "HumanInTheLoopMiddleware(interrupt_on={tool: {allowed_decisions, when}}) + one "
+                          "AsyncSqliteSaver per thread in the task dir, the graph streamed with stream_mode "
+                          "['debug', 'values', 'messages']; resume Command(resume={interrupt_id: "
+                          "{'decisions': [...]}}) streamed the same way",
+    }
+
+
 # the framework's other idioms, in the order runs and reports show them
-LangGraphAdapter.variant_classes = (LangGraphStateGraph, LangGraphModelCallLimit, LangGraphOpenAICompatible)
+LangGraphAdapter.variant_classes = (LangGraphStateGraph, LangGraphModelCallLimit, LangGraphOpenAICompatible,
+                                    LangGraphStreamMessages)

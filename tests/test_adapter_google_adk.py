@@ -16,9 +16,9 @@ from tests.suite_helpers import run_framework
 
 SUITE_FRAMEWORKS = ("google-adk",)  # run alone, the suite run is this framework's only
 
-VARIANTS = ("default", "error-dict", "in-memory", "anthropic")
-GEMINI = ("default", "error-dict", "in-memory")  # ADK's quick start: its Gemini class, the table's Gemini model
-PERSISTENT = ("default", "error-dict", "anthropic")  # SqliteSessionService in the task dir
+VARIANTS = ("default", "error-dict", "in-memory", "anthropic", "sse")
+GEMINI = ("default", "error-dict", "in-memory", "sse")  # ADK's quick start: its Gemini class, the table's Gemini model
+PERSISTENT = ("default", "error-dict", "anthropic", "sse")  # SqliteSessionService in the task dir
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +167,7 @@ def test_the_anthropic_clients_default_retries_hide_behind_adk(records):
     assert fatal.outcome == "failed" and fatal.counters.model_requests_observed == 1
 
 
-@pytest.mark.parametrize("variant", ("default", "anthropic"))
+@pytest.mark.parametrize("variant", ("default", "anthropic", "sse"))
 def test_a_tool_exception_ends_the_run_and_an_error_dict_goes_on(records, variant):
     raised = records[("tool_transient_error", variant)]
     assert raised.outcome == "failed" and raised.native.signals.failure == "tool"
@@ -180,6 +180,34 @@ def test_budgets_and_deadlines_are_unsupported_not_dropped(records):
     assert records[("token_budget", "default")].unsupported == ["max_total_tokens"]
     assert records[("cost_budget", "default")].unsupported == ["max_cost_usd"]
     assert records[("deadline_slow_model", "default")].unsupported == ["deadline_s"]
+
+
+def test_sse_streams_every_request_and_counts_the_aggregated_events(records):
+    """StreamingMode.SSE: every request is :streamGenerateContent; ADK yields partial events (one per SSE chunk,
+    the last carrying the response's usage) and one aggregated non-partial event per response. Counting the
+    non-partial events reports what the server served, as the default does (probes/google_adk/sse_usage.py)."""
+    for scenario in ("support_draft_completes", "approval_approved_resume", "parallel_tool_calls"):
+        streamed, plain = records[(scenario, "sse")], records[(scenario, "default")]
+        assert streamed.requests and all(q.stream for q in streamed.requests), scenario
+        assert not any(q.stream for q in plain.requests), scenario
+        assert streamed.native.settings["streaming_mode"] == "StreamingMode.SSE"
+        assert streamed.capabilities.stream_of == "default"
+        c = streamed.counters
+        assert c.model_requests_reported == c.model_requests_observed == plain.counters.model_requests_reported
+        assert c.input_tokens_reported == c.input_tokens_observed == plain.counters.input_tokens_reported
+        assert c.output_tokens_reported == c.output_tokens_observed == plain.counters.output_tokens_reported
+    extra = records[("support_draft_completes", "sse")].native.signals.extra
+    # each response's last chunk carries its usage, as a partial event too: summing every event would double it
+    assert extra["partial_events"] >= 3 and extra["partial_events_with_usage"] == 3
+    assert "partial_events" not in records[("support_draft_completes", "default")].native.signals.extra
+
+
+def test_sse_pauses_and_resumes_as_the_default(records):
+    for scenario in ("approval_pause", "approval_approved_resume", "approval_rejected_resume", "resume_twice"):
+        streamed, plain = records[(scenario, "sse")], records[(scenario, "default")]
+        assert streamed.outcome == plain.outcome, scenario
+        assert [s.kind for s in streamed.segments] == [s.kind for s in plain.segments], scenario
+        assert streamed.counters.tool_executions_by_tool == plain.counters.tool_executions_by_tool, scenario
 
 
 def _event(usage: object) -> SimpleNamespace:

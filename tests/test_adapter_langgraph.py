@@ -1,9 +1,10 @@
-"""The LangGraph adapter through the real runner: the whole suite, all four variants.
+"""The LangGraph adapter through the real runner: the whole suite, every variant.
 
 What this framework does natively: the signal mapping, and counters that must be measured (not null) and
 consistent with the ledger; the facts every framework shares are in test_ground_truth.py. Every idiom but
 `openai-compatible` drives ChatAnthropic over Anthropic Messages; `openai-compatible` drives ChatOpenAI over
-Chat Completions with the same Claude model.
+Chat Completions with the same Claude model; `stream-messages` streams the default's graph with stream_mode
+"messages" (ChatAnthropic then streams every request).
 """
 
 from __future__ import annotations
@@ -17,14 +18,16 @@ from tests.suite_helpers import run_framework
 
 SUITE_FRAMEWORKS = ("langgraph",)  # run alone, the suite run is this framework's only
 
-VARIANTS = ("default", "stategraph", "model-call-limit", "openai-compatible")
-CREATE_AGENT = ("default", "model-call-limit", "openai-compatible")  # the variants that build create_agent
-RECURSION_LIMIT = ("default", "stategraph", "openai-compatible")  # the variants that limit calls so
+VARIANTS = ("default", "stategraph", "model-call-limit", "openai-compatible", "stream-messages")
+# the variants that build create_agent
+CREATE_AGENT = ("default", "model-call-limit", "openai-compatible", "stream-messages")
+RECURSION_LIMIT = ("default", "stategraph", "openai-compatible", "stream-messages")  # the variants that limit calls so
 # each variant's model class and the wire protocol the server saw it speak
 ROUTE = {"default": ("langchain_anthropic.ChatAnthropic", "anthropic_messages"),
          "stategraph": ("langchain_anthropic.ChatAnthropic", "anthropic_messages"),
          "model-call-limit": ("langchain_anthropic.ChatAnthropic", "anthropic_messages"),
-         "openai-compatible": ("langchain_openai.ChatOpenAI", "openai_chat")}
+         "openai-compatible": ("langchain_openai.ChatOpenAI", "openai_chat"),
+         "stream-messages": ("langchain_anthropic.ChatAnthropic", "anthropic_messages")}
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +76,28 @@ def test_neutral_tool_choices_become_what_each_model_class_takes():
         "any", {"type": "none"}, "auto", "lookup_policy"]
     assert [openai._native_tool_choice(c) for c in ("required", "none", "auto", "lookup_policy")] == [
         "required", "none", "auto", "lookup_policy"]
+
+
+def test_stream_messages_streams_every_request_and_reports_what_was_served(records):
+    """stream_mode "messages" attaches a streaming callback handler: ChatAnthropic (streaming=False, untouched)
+    streams every request; its merged AIMessages carry message_delta's usage, what the server served, and the
+    counts equal the non-streamed default's (probes/langgraph/stream_messages.py)."""
+    for scenario in ("support_draft_completes", "approval_approved_resume", "model_transient_error",
+                     "runaway_step_limit"):
+        streamed, plain = records[(scenario, "stream-messages")], records[(scenario, "default")]
+        assert streamed.requests and all(q.stream for q in streamed.requests), scenario
+        assert not any(q.stream for q in plain.requests), scenario
+        assert streamed.native.settings["stream_mode"] == ["debug", "values", "messages"]
+        assert streamed.capabilities.stream_of == "default"
+        c, p = streamed.counters, plain.counters
+        assert (c.model_requests_observed, c.model_requests_reported, c.runtime_steps) == (
+            p.model_requests_observed, p.model_requests_reported, p.runtime_steps), scenario
+        assert c.input_tokens_reported == c.input_tokens_observed == p.input_tokens_reported, scenario
+        assert c.output_tokens_reported == c.output_tokens_observed == p.output_tokens_reported, scenario
+        assert streamed.outcome == plain.outcome, scenario
+    extra = records[("support_draft_completes", "stream-messages")].native.signals.extra
+    assert extra["message_chunks"] > 0
+    assert "message_chunks" not in records[("support_draft_completes", "default")].native.signals.extra
 
 
 def _ledger_count(r: RunRecord, kind: str, tool: str) -> int:
