@@ -201,6 +201,7 @@ class ClaudeAgentAdapter(Adapter):
              "through a PreToolUse hook answering defer (resumed with resume=<session id> in another "
              "process); policy deny through a PreToolUse hook answering deny (+ continue=false to stop)")
     mechanism_table: ClassVar[dict[Intent, str]] = {
+        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
         "deny_stop": "PreToolUse hook permissionDecision=deny + continue=false (terminal_reason hook_stopped)",
         "deny_continue": "PreToolUse hook permissionDecision=deny",
         "approval_pause": "PreToolUse hook permissionDecision=defer (terminal_reason tool_deferred); "

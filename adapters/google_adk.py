@@ -204,6 +204,7 @@ class GoogleADKAdapter(Adapter):
                "sessions in SqliteSessionService in the task dir, whatever the scenario"),
     )
     mechanism_table: ClassVar[dict[Intent, str]] = {
+        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
         "deny_stop": "before_tool_callback returns {'error': ...} (the tool is skipped) and sets "
                      "tool_context.actions.skip_summarization=True (the response is final; the invocation ends)",
         "deny_continue": "before_tool_callback returns {'error': ...} (the tool is skipped, the dict is its response; "

@@ -240,6 +240,7 @@ class LangGraphAdapter(Adapter):
     )
     # intent -> native mechanism, per idiom (a segment's `mechanisms` keeps the ones the scenario uses)
     mechanism_table: ClassVar[dict[Intent, str]] = {
+        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
         "deny_stop": f"@after_model(can_jump_to=['end']) hook {DENY_MIDDLEWARE}: an error ToolMessage for "
                      "each call of the turn, an AIMessage, jump_to 'end' (the shape of "
                      "ToolCallLimitMiddleware(exit_behavior='end')); denied = that node's jump in the debug stream",

@@ -248,6 +248,7 @@ class MastraAdapter(NodeAdapter):
              "anthropic/<model>; maxSteps/timeout/requireApproval/hooks from the scenario")
     capabilities = _capabilities("approveToolCallGenerate/declineToolCallGenerate")
     mechanism_table = {
+        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
         "deny_stop": "hooks.beforeToolCall returning {proceed: false, output} for <denied tool> + stopWhen on a step "
                      "that called <denied tool> (the loop ends after that step)",
         "deny_continue": "hooks.beforeToolCall returning {proceed: false, output} for <denied tool> (the model gets "

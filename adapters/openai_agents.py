@@ -139,6 +139,7 @@ class OpenAIAgentsAdapter(Adapter):
     )
     # intent -> the native mechanism this adapter uses for it (a segment's `mechanisms` keeps the ones in use)
     mechanism_table: ClassVar[dict[Intent, str]] = {
+        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
         "deny_stop": "tool_input_guardrail -> ToolGuardrailFunctionOutput.raise_exception() "
                      "(ToolInputGuardrailTripwireTriggered ends the run)",
         "deny_continue": "tool_input_guardrail -> ToolGuardrailFunctionOutput.reject_content(message) "

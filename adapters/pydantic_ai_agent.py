@@ -246,6 +246,7 @@ class PydanticAIAdapter(Adapter):
                "raises it as an ordinary exception instead, which ends the run"),
     )
     mechanism_table: ClassVar[dict[Intent, str]] = {
+        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
         "deny_stop": "the tool records the check and raises an ordinary exception, which propagates out of the "
                      "agent run (tools-advanced.md: 'Any other exception propagates out of the agent run')",
         "deny_continue": "Tool(requires_approval=True) + capabilities=[HandleDeferredToolCalls(handler)] answering "

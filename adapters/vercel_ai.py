@@ -204,6 +204,7 @@ class VercelAIAdapter(NodeAdapter):
     # what the driver does for each intent; each run's `mechanisms` are the driver's own words for it, the denied
     # tools named (adapters/vercel/driver.mjs; tests/test_adapter_contract.py checks that the two agree)
     mechanism_table = {
+        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
         "deny_stop": "toolApproval: {<denied tool>: fn} returning {type: 'denied'} + stopWhen: [..., "
                      "hasToolCall(<denied tool>)] (the loop ends after the step with the denied call)",
         "deny_continue": "toolApproval: {<denied tool>: fn} returning {type: 'denied'} (the model sees "

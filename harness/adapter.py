@@ -22,7 +22,14 @@ from typing import ClassVar, Literal, get_args
 
 from loopbench.harness.errors import BadInput, InputProblem, did_you_mean
 from loopbench.harness.models import Provider, model_for
-from loopbench.harness.record import Capabilities, Intent, LimitTranslation, NeutralLimit, SegmentResult
+from loopbench.harness.record import (
+    Capabilities,
+    Intent,
+    LimitTranslation,
+    NativeSignals,
+    NeutralLimit,
+    SegmentResult,
+)
 from loopbench.harness.scenario import Scenario
 
 # id -> "module:Class" of the built-in adapters. Modules are imported only when the adapter is used.
@@ -264,7 +271,9 @@ class Adapter(ABC):
         """One segment, as the worker runs it: `run` (no snapshot) or `resume`, then what every record says of
         the idiom whatever the adapter wrote — the model class and the model it sent (`settings.model_class`,
         `settings.model`)."""
-        if snapshot is None:
+        if scenario.agents and self.mechanism_table.get("delegate", "unsupported").startswith("unsupported"):
+            result = self.not_run()
+        elif snapshot is None:
             result = await self.run(scenario, ctx)
         else:
             result = await self.resume(scenario, snapshot, decisions or {}, ctx)
@@ -288,6 +297,12 @@ class Adapter(ABC):
                 unsupported.append(item)
         return result.model_copy(update={"mechanisms": mechanisms, "limits": limits, "unsupported": unsupported})
 
+    @staticmethod
+    def not_run() -> SegmentResult:
+        """The segment of a scenario this idiom cannot express (sub-agents where its `mechanism_table` has no
+        `delegate`): the framework is not started and nothing is made up; `declared` names the intent."""
+        return SegmentResult(signals=NativeSignals(ended="not_run"), unsupported=["delegate"])
+
     @classmethod
     def unsupported_limits(cls, scenario: Scenario) -> dict[str, LimitTranslation]:
         """The neutral limits the scenario sets that the framework has no native control for, as limit
@@ -306,6 +321,8 @@ class Adapter(ABC):
         tool_choice_later when the opening / a later turn asks a `tool_choice`, tool_error_recoverable /
         tool_error_fatal when a tool answers with an error of that kind (a timeout is recoverable)."""
         used: list[Intent] = []
+        if scenario.agents:
+            used.append("delegate")
         if any(t.approval == "deny" for t in scenario.tools.values()):
             used.append("deny_stop" if scenario.policy.deny == "stop" else "deny_continue")
         if any(t.approval == "required" for t in scenario.tools.values()):

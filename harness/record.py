@@ -10,8 +10,9 @@ The outcome rules and the verdict live in harness/judge/outcome.py and harness/j
 Schema history: v1 (until loopbench 0.1.0's fair-cells release) had `pauses` for the segments, untyped
 `native` and `limits`, and no loopbench version; v2 recorded no segment for one that passed its hard timeout;
 v3 records it, with `ended: hung` and the time waited; v4 adds the scenario's digest (`scenario_digest`) and each
-segment's worker warm-up and set-up times (`worker_warm_s`, `prepare_s`). `migrate` reads every older version as
-v4 (see its docstring).
+segment's worker warm-up and set-up times (`worker_warm_s`, `prepare_s`); v5 attributes each model request and tool
+run to the agent that made it (`agent`, for scenarios with sub-agents) and counts per agent (`*_by_agent`).
+`migrate` reads every older version as v5 (see its docstring).
 """
 
 from __future__ import annotations
@@ -21,17 +22,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-SCHEMA_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)
+SCHEMA_VERSION = 5
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 
 Outcome = Literal[
     "completed", "incomplete", "limit_steps", "limit_budget", "limit_deadline", "awaiting_approval",
     "denied", "failed", "stalled", "capped", "hung", "error",
     # the scenario's own fault: its scripted model met a request its script cannot answer (never the framework's)
     "script_error",
+    # the idiom cannot express what the scenario asks (e.g. sub-agents where it has none): not run; `unsupported`
+    # says what
+    "not_run",
 ]
 Category = Literal[
-    "baseline", "limits", "approval", "denial", "tool_failure", "model_failure", "stall", "context"
+    "baseline", "limits", "approval", "denial", "tool_failure", "model_failure", "stall", "context", "subagents"
 ]
 Protocol = Literal["openai_chat", "openai_responses", "anthropic_messages", "gemini_generate"]
 ResultStatus = Literal["receipt", "error", "none"]
@@ -43,8 +47,9 @@ NeutralLimit = Literal["max_model_calls", "max_total_tokens", "max_cost_usd", "d
 # tool_choice_first / tool_choice_later = a turn's `tool_choice` on the opening call / on a later call;
 # tool_error_recoverable / tool_error_fatal = how a tool hands its framework an error its service answered as
 # recoverable (or a timeout: the call may be tried again) / as fatal (a definitive failure)
+# delegate = the main agent hands a task to a child agent (a scenario with `agents`)
 Intent = Literal["deny_stop", "deny_continue", "approval_pause", "reject", "tool_choice_first", "tool_choice_later",
-                 "tool_error_recoverable", "tool_error_fatal"]
+                 "tool_error_recoverable", "tool_error_fatal", "delegate"]
 
 
 
@@ -96,6 +101,9 @@ class RequestLogEntry(Frozen):
     output_tokens: int = 0
     duration_ms: float = 0.0
     error: str | None = None  # protocol error or violation text
+    # the agent whose request it was (scenarios with sub-agents: told apart by the system prompt); null: a
+    # scenario of one agent, or a record older than v5
+    agent: str | None = None
 
 
 class Violation(Frozen):
@@ -126,6 +134,7 @@ class LedgerEntry(Frozen):
     ended_s: float | None = None
     caller_abandoned: bool = False
     decision: str | None = None  # for authorize events: what the adapter decided or paused on
+    agent: str | None = None  # the agent that owns the tool (scenarios with sub-agents; null otherwise and before v5)
 
 
 # ---------------------------------------------------------------- what an adapter reports per segment
@@ -151,8 +160,9 @@ class ReportedCounters(Frozen):
 class NativeSignals(Frozen):
     """The framework's own signals for one run segment, as the adapter mapped them. No scenario knowledge."""
 
-    # hung: the segment gave no answer within its hard timeout (set by the runner, never by an adapter)
-    ended: Literal["returned", "raised", "paused", "hung"]
+    # hung: the segment gave no answer within its hard timeout (set by the runner, never by an adapter); not_run:
+    # the idiom cannot express the scenario, so the framework was not started (set by the adapter base only)
+    ended: Literal["returned", "raised", "paused", "hung", "not_run"]
     final_text: str | None = None
     limit: LimitKind | None = None
     limit_signal: Literal["raised", "handled", "inferred"] | None = None
@@ -243,14 +253,14 @@ class NativeRecord(BaseModel):
 
 # ---------------------------------------------------------------- the record
 def counter(label: str, doc: str, *, timing: bool = False, summed: bool = False, per_tool: bool = False,
-            size: bool = False, default: Any = None) -> Any:
-    """A counter field with its metadata: `label` (short, for tables; per-tool counters: after the tool's
-    name), `timing` (depends on the machine's load: compared with a tolerance or not at all), `summed` (a
-    reported counter summed over a task's segments), `size` (bytes of text the framework partly takes from its
-    environment: compared with a tolerance)."""
+            per_agent: bool = False, size: bool = False, default: Any = None) -> Any:
+    """A counter field with its metadata: `label` (short, for tables; per-tool and per-agent counters: after the
+    tool's or agent's name), `timing` (depends on the machine's load: compared with a tolerance or not at all),
+    `summed` (a reported counter summed over a task's segments), `size` (bytes of text the framework partly takes
+    from its environment: compared with a tolerance)."""
     extra: dict[str, Any] = {"label": label, "timing": timing, "summed": summed, "per_tool": per_tool,
-                             "size": size}
-    if per_tool:
+                             "per_agent": per_agent, "size": size}
+    if per_tool or per_agent:
         return Field(default_factory=dict, description=doc, json_schema_extra=extra)
     return Field(default=default, description=doc, json_schema_extra=extra)
 
@@ -311,9 +321,20 @@ class Counters(BaseModel):
     resumes: int | None = counter("resumes", "resume segments that ran")
     max_request_growth_bytes: int | None = counter(
         "max request growth B", "the largest growth of the prompt from one model request to the next", size=True)
+    # scenarios with sub-agents: the ground truth split by the agent that made each request and owns each tool
+    # (empty for a scenario of one agent, and in records older than v5)
+    model_requests_by_agent: dict[str, int] = counter(
+        "requests", "model requests the server received per agent", per_agent=True)
+    input_tokens_by_agent: dict[str, int] = counter(
+        "input tokens", "input tokens served per agent", per_agent=True)
+    output_tokens_by_agent: dict[str, int] = counter(
+        "output tokens", "output tokens served per agent", per_agent=True)
+    tool_executions_by_agent: dict[str, int] = counter(
+        "tool runs", "tool executions the ledger recorded per agent", per_agent=True)
 
     def get(self, name: str) -> Any:
-        """A counter by its `expect` name; per-tool counters as `tool_executions_by_tool.<tool>`."""
+        """A counter by its `expect` name; per-tool counters as `tool_executions_by_tool.<tool>`, per-agent ones as
+        `model_requests_by_agent.<agent>`."""
         base, _, tool = name.partition(".")
         value = getattr(self, base)
         if tool:
@@ -327,20 +348,24 @@ def _meta(name: str) -> dict[str, Any]:
 
 COUNTER_NAMES: tuple[str, ...] = tuple(n for n in Counters.model_fields if _meta(n))
 PER_TOOL_COUNTERS = tuple(n for n in COUNTER_NAMES if _meta(n)["per_tool"])
-SCALAR_COUNTERS = tuple(n for n in COUNTER_NAMES if not _meta(n)["per_tool"])
+PER_AGENT_COUNTERS = tuple(n for n in COUNTER_NAMES if _meta(n).get("per_agent"))
+KEYED_COUNTERS = PER_TOOL_COUNTERS + PER_AGENT_COUNTERS
+SCALAR_COUNTERS = tuple(n for n in COUNTER_NAMES if n not in KEYED_COUNTERS)
 TIMING_COUNTERS = tuple(n for n in COUNTER_NAMES if _meta(n)["timing"])
 SUMMED_COUNTERS = tuple(n for n in COUNTER_NAMES if _meta(n)["summed"])
 SIZE_COUNTERS = tuple(n for n in COUNTER_NAMES if _meta(n)["size"])
 
 
 def is_counter(name: str) -> bool:
-    """`name` is a counter (`tool_executions_by_tool.<tool>` names a per-tool one)."""
-    base, _, tool = name.partition(".")
-    return base in COUNTER_NAMES and bool(tool) == (base in PER_TOOL_COUNTERS)
+    """`name` is a counter (`tool_executions_by_tool.<tool>` names a per-tool one, `*_by_agent.<agent>` a
+    per-agent one)."""
+    base, _, key = name.partition(".")
+    return base in COUNTER_NAMES and bool(key) == (base in KEYED_COUNTERS)
 
 
 def counter_label(name: str) -> str:
-    """A short human label (`tool_executions_by_tool.send_reply` -> `send_reply runs`)."""
+    """A short human label (`tool_executions_by_tool.send_reply` -> `send_reply runs`, `model_requests_by_agent.billing`
+    -> `billing requests`)."""
     base, _, tool = name.partition(".")
     if base not in COUNTER_NAMES:
         return name
@@ -420,6 +445,8 @@ class MigrationError(ValueError):
 def migrate(raw: dict[str, Any]) -> dict[str, Any]:
     """A raw record of any readable schema version as the current one (validate the result with RunRecord).
 
+    v4 -> v5: unchanged but for the version (requests and tool runs were not attributed to agents: every
+    scenario before v5 had one agent; `agent` stays null and the per-agent counters empty, never made up).
     v3 -> v4: unchanged but for the version (the scenario digest and the workers' warm-up times were not
     recorded: null, not made up).
     v2 -> v3: unchanged but for the version (a v2 record of a `hung` task lacks the hung segment: it was never
@@ -430,7 +457,7 @@ def migrate(raw: dict[str, Any]) -> dict[str, Any]:
     version = raw.get("schema_version")
     if version == SCHEMA_VERSION:
         return raw
-    if version in (2, 3):
+    if version in (2, 3, 4):
         return {**raw, "schema_version": SCHEMA_VERSION}
     if version != 1:
         raise MigrationError(f"schema_version {version!r}: this loopbench reads versions "

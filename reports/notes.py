@@ -83,6 +83,8 @@ OUTCOME_MEANING: dict[str, str] = {
     "error": "loopbench itself or the adapter broke: never the framework's behaviour (verdict error)",
     "script_error": "the scenario's own fault: its scripted model met a request its script cannot answer "
                     "(verdict error)",
+    "not_run": "not started: the idiom cannot express the scenario (e.g. it has no sub-agents; verdict "
+               "unsupported)",
 }
 VERDICT_MEANING: dict[str, str] = {
     "conforms": "the outcome is one the scenario accepts and every expected counter is within its bound",

@@ -33,7 +33,8 @@ def _table_rows(text: str) -> list[str]:
 
 def test_the_rules_keep_the_numbers_records_carry():
     assert [(r.name, int(r)) for r in OutcomeRule] == [
-        ("HARNESS_ERROR", 1), ("SCRIPT_ERROR", 10), ("HUNG", 2), ("CAPPED", 3), ("NATIVE_LIMIT", 4), ("PAUSED", 5), ("DENIED", 6),
+        ("HARNESS_ERROR", 1), ("SCRIPT_ERROR", 10), ("NOT_RUN", 11), ("HUNG", 2), ("CAPPED", 3), ("NATIVE_LIMIT", 4),
+        ("PAUSED", 5), ("DENIED", 6),
         ("FAILED", 7), ("COMPLETED", 8), ("INCOMPLETE", 9)]
 
 

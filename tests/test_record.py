@@ -150,13 +150,14 @@ def test_run_record_round_trips_through_json():
                     outcome_rule=8, verdict="conforms", counters=Counters(model_requests_observed=3),
                     requests=[req(1)], segments=[seg()])
     again = RunRecord.model_validate_json(rec.model_dump_json())
-    assert again == rec and again.schema_version == 4
+    assert again == rec and again.schema_version == 5
 
 
 # ---------------------------------------------------------------- schema v2: vocabulary, migration
 def test_every_counter_list_is_derived_from_the_record():
     from loopbench.harness.judge import counters
     from loopbench.harness.record import (
+        PER_AGENT_COUNTERS,
         PER_TOOL_COUNTERS,
         SCALAR_COUNTERS,
         SIZE_COUNTERS,
@@ -168,7 +169,12 @@ def test_every_counter_list_is_derived_from_the_record():
     from loopbench.harness.scenario import load as scenario
     from loopbench.reports import diff
 
-    assert set(SCALAR_COUNTERS) | set(PER_TOOL_COUNTERS) == set(Counters.model_fields) - {"runtime_step_unit"}
+    assert set(SCALAR_COUNTERS) | set(PER_TOOL_COUNTERS) | set(PER_AGENT_COUNTERS) == set(Counters.model_fields) - {
+        "runtime_step_unit"}
+    assert PER_AGENT_COUNTERS == ("model_requests_by_agent", "input_tokens_by_agent", "output_tokens_by_agent",
+                                  "tool_executions_by_agent")
+    assert counter_label("model_requests_by_agent.billing") == "billing requests"
+    assert is_counter("tool_executions_by_agent.main") and not is_counter("tool_executions_by_agent")
     assert TIMING_COUNTERS == ("elapsed_s", "cpu_s", "loopbench_worker_cpu_s", "loopbench_runner_cpu_s", "peak_rss_mb")
     assert SIZE_COUNTERS == ("max_request_growth_bytes",)
     assert set(SUMMED_COUNTERS) == {n for n in ReportedCounters.model_fields if n in Counters.model_fields} - {
@@ -197,7 +203,7 @@ def test_a_v1_record_is_migrated_to_the_current_version():
     from loopbench.harness.record import migrate
 
     rec = RunRecord.model_validate(migrate(V1))
-    assert rec.schema_version == 4 and rec.loopbench_version is None
+    assert rec.schema_version == 5 and rec.loopbench_version is None
     assert [s.kind for s in rec.segments] == ["run"]
     assert rec.native.mechanisms == {"deny_stop": "a hook"} and rec.native.settings == {"graph": "g"}
     assert rec.native.signals is not None and rec.native.signals.final_text == "done"
@@ -217,14 +223,18 @@ def test_a_record_that_cannot_be_migrated_says_why():
         migrate({**V1, "limits": {"max_model_calls": 8}})
 
 
-def test_v2_and_v3_records_are_read_as_v4_with_nothing_made_up():
+def test_v2_to_v4_records_are_read_as_v5_with_nothing_made_up():
     from loopbench.harness.record import RunRecord, migrate
 
-    for old in (2, 3):
+    for old in (2, 3, 4):
         raw = {**migrate(V1), "schema_version": old}
-        assert migrate(raw) == {**raw, "schema_version": 4}
+        assert migrate(raw) == {**raw, "schema_version": 5}
         rec = RunRecord.model_validate(migrate(raw))
-        assert rec.scenario_digest is None and all(s.worker_warm_s is None and s.prepare_s is None for s in rec.segments)
+        assert old == 4 or rec.scenario_digest is None and all(
+            s.worker_warm_s is None and s.prepare_s is None for s in rec.segments)
+        # nothing was attributed to an agent before v5: no agent, no per-agent count
+        assert all(r.agent is None for r in rec.requests) and all(e.agent is None for e in rec.ledger)
+        assert rec.counters.model_requests_by_agent == {} and rec.counters.tool_executions_by_agent == {}
 
 
 def test_a_hung_segment_is_a_signal_only_the_runner_sets():
@@ -243,7 +253,7 @@ def test_v1_results_files_are_read_as_the_current_version(tmp_path):
     f = tmp_path / "results.jsonl"
     f.write_text(json.dumps(V1) + "\n")
     (rec,) = load_records(f)
-    assert rec.schema_version == 4 and rec.segments[0].elapsed_s == 0.5
+    assert rec.schema_version == 5 and rec.segments[0].elapsed_s == 0.5
 
 
 def test_the_usage_page_lists_every_outcome():

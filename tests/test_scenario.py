@@ -39,11 +39,11 @@ def problems_of(path: Path) -> list[str]:
     return [f"{p.field}: {p.reason}" for p in info.value.problems]
 
 
-def test_the_whole_suite_loads_with_27_scenarios():
+def test_the_whole_suite_loads_with_32_scenarios():
     scenarios = load_scenarios()
-    assert len(scenarios) == 27
-    assert len(scenario_files()) == 27
-    assert len({s.id for s in scenarios}) == 27
+    assert len(scenarios) == 32
+    assert len(scenario_files()) == 32
+    assert len({s.id for s in scenarios}) == 32
 
 
 def test_suite_defaults_are_inherited_and_overridable(suite_copy: Path):

@@ -86,6 +86,7 @@ def build_counters(
     growth = [b.prompt_bytes - a.prompt_bytes for a, b in zip(requests, requests[1:], strict=False)]
     reported = reported_totals(segments)
     requests_by_tool = approval_requests_by_tool(segments, ledger)
+    by_agent = [r for r in requests if r.agent is not None]  # attributed only in scenarios with sub-agents
     last: ReportedCounters | None = segments[-1].counters if segments else None
     return Counters(
         model_requests_reported=reported["model_requests_reported"],  # type: ignore[arg-type]
@@ -119,4 +120,15 @@ def build_counters(
         duplicate_effects=sum(1 for e in calls if e.duplicate_effect),
         resumes=sum(1 for s in segments if s.kind == "resume"),
         max_request_growth_bytes=max(growth) if growth else None,
+        model_requests_by_agent=dict(Tally(r.agent or "" for r in by_agent)),
+        input_tokens_by_agent=_summed(by_agent, "input_tokens"),
+        output_tokens_by_agent=_summed(by_agent, "output_tokens"),
+        tool_executions_by_agent=dict(Tally(e.agent for e in calls if e.agent)),
     )
+
+
+def _summed(requests: list[RequestLogEntry], field: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in requests:
+        out[r.agent or ""] = out.get(r.agent or "", 0) + getattr(r, field)
+    return out

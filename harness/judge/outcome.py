@@ -2,7 +2,7 @@
 
 A record's `outcome_rule` is the number of the rule that decided it, `OutcomeRule` names it. Numbers are
 stable ids, not positions: a rule added later gets the next number wherever it is tried (`SCRIPT_ERROR`, 10,
-is tried second). The same table is
+is tried second; `NOT_RUN`, 11, third). The same table is
 in docs/policy.md ("How the outcome is derived"), for readers of the report; tests/test_outcome.py keeps the
 two the same, and checks each rule in order.
 
@@ -10,6 +10,7 @@ two the same, and checks each rule in order.
 |---|---|---|---|
 | 1 | `HARNESS_ERROR` | loopbench or the adapter broke (or the adapter returned no signals) | `error` |
 | 10 | `SCRIPT_ERROR` | no turn of the script answers a request: the scenario's fault | `script_error` |
+| 11 | `NOT_RUN` | the idiom cannot express the scenario (no sub-agents): the adapter did not run it | `not_run` |
 | 2 | `HUNG` | the run did not end within its hard timeout and was stopped | `hung` |
 | 3 | `CAPPED` | the server's safety cap was hit | `capped` |
 | 4 | `NATIVE_LIMIT` | a native limit: raised, inferred or handled | `limit_steps` / `limit_budget` / `limit_deadline` |
@@ -49,6 +50,7 @@ class OutcomeRule(IntEnum):
 
     HARNESS_ERROR = 1
     SCRIPT_ERROR = 10
+    NOT_RUN = 11
     HUNG = 2
     CAPPED = 3
     NATIVE_LIMIT = 4
@@ -100,6 +102,8 @@ def derive_outcome(
         return OutcomeDecision("error", OutcomeRule.HARNESS_ERROR, harness_error or "the adapter returned no signals")
     if script_error is not None:
         return OutcomeDecision("script_error", OutcomeRule.SCRIPT_ERROR, script_error)
+    if signals.ended == "not_run":
+        return OutcomeDecision("not_run", OutcomeRule.NOT_RUN, "the idiom cannot express the scenario: not run")
     if hung:
         return OutcomeDecision("hung", OutcomeRule.HUNG, "the run passed its hard timeout and was stopped")
     if capped:

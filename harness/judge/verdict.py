@@ -89,6 +89,8 @@ def tool_choice_deviations(scenario: Scenario, requests: list[RequestLogEntry]) 
 def verdict_of(outcome: Outcome, deviations: list[Deviation], unsupported: list[str]) -> Verdict:
     if outcome in ("error", "script_error"):  # loopbench's or the scenario's failure: nothing to judge
         return "error"
+    if outcome == "not_run":  # the idiom cannot express the scenario (its `unsupported` says what)
+        return "unsupported"
     if not deviations:
         return "conforms"
     return "unsupported" if unsupported else "deviates"

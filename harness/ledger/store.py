@@ -41,6 +41,11 @@ class ToolOutcome(BaseModel):
     error_kind: str | None = None  # recoverable | fatal | timeout
 
 
+def _agent_of(scenario: Scenario, tool: str) -> str | None:
+    """The agent that owns `tool` (each tool belongs to one): None for a scenario of one agent."""
+    return scenario.owner_of_tool(tool) if scenario.agents else None
+
+
 def normalize_args(args: dict[str, Any]) -> dict[str, Any]:
     """JSON-safe, key-sorted arguments, so the same call compares equal whatever the framework sent."""
     return json.loads(json.dumps(args, sort_keys=True, default=str))
@@ -170,6 +175,7 @@ class Ledger:
             st.entries.append(LedgerEntry(
                 id=f"Q{self._next_id(st)}", run_id=run_id, kind="approval_request", tool=tool, call_id=call_id,
                 args=normalize_args(args), outcome="authorize", started_s=now, ended_s=now,
+                agent=_agent_of(st.scenario, tool),
                 decision=decision or "no decision",
             ))
             return decision
@@ -185,7 +191,8 @@ class Ledger:
             now = time.monotonic() - st.t0
             entry = LedgerEntry(
                 id=f"A{self._next_id(st)}", run_id=run_id, kind="authorize", tool=tool, call_id=call_id,
-                args=normalize_args(args), outcome="authorize", started_s=now, ended_s=now, decision=decision,
+                args=normalize_args(args), outcome="authorize", started_s=now, ended_s=now,
+                agent=_agent_of(st.scenario, tool), decision=decision,
             )
             st.entries.append(entry)
             return entry
@@ -209,7 +216,7 @@ class Ledger:
             entry = LedgerEntry(
                 id=f"L{self._next_id(st)}", run_id=run_id, kind="call", tool=tool, call_id=call_id, args=norm,
                 idempotency_key=None if key is None else str(key), call_number=n,
-                started_s=time.monotonic() - st.t0,
+                started_s=time.monotonic() - st.t0, agent=_agent_of(st.scenario, tool),
             )
             st.entries.append(entry)
             return entry, spec.step_for_call(n)

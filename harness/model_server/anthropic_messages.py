@@ -37,8 +37,11 @@ def parse(body: dict[str, Any], path: str = "") -> Parsed:
     choice = body.get("tool_choice") or None
     named = choice.get("name") if isinstance(choice, dict) and choice.get("type") == "tool" else None
     label = named or ({"any": "required"}.get(choice["type"], choice["type"]) if choice else None)
+    schemas = {t.get("name", ""): t.get("input_schema") or {} for t in body.get("tools") or []}
+    conv = Conversation(ID_PREFIX, [b for b in batches if b], results, offered, label, bool(named),
+                        text_of(body.get("system")), schemas)
     return Parsed(
-        conversation=Conversation(ID_PREFIX, [b for b in batches if b], results, offered, label, bool(named)),
+        conversation=conv,
         model=body.get("model"),
         stream=bool(body.get("stream")),
         include_usage=True,

@@ -36,7 +36,7 @@ from starlette.routing import BaseRoute, Route
 from loopbench.harness.errors import BadInput, ScriptViolation, UnansweredRequest, UnknownRun
 from loopbench.harness.model_server import anthropic_messages, gemini_generate, openai_chat, openai_responses
 from loopbench.harness.model_server.provider_errors import default_headers
-from loopbench.harness.model_server.script import select, tool_results_seen
+from loopbench.harness.model_server.script import request_agent, select, tool_results_seen
 from loopbench.harness.model_server.wire import Reply, new_id
 from loopbench.harness.record import RequestLogEntry, Violation
 from loopbench.harness.scenario import HttpFailure, Scenario
@@ -240,12 +240,13 @@ class ModelServer:
             return fail(400, f"cannot read the request body: {exc!r}", violation=True)
         conv = parsed.conversation
         status_of = self._status_lookup(run.run_id)
+        agent = request_agent(run.scenario, conv)
         row.update(
             stream=parsed.stream, model=parsed.model, messages=parsed.messages, tools_offered=conv.tools_offered,
-            tool_choice=parsed.tool_choice, tool_results=tool_results_seen(conv, status_of),
+            tool_choice=parsed.tool_choice, tool_results=tool_results_seen(conv, status_of), agent=agent,
         )
         try:
-            served = select(run.scenario, conv, status_of)
+            served = select(run.scenario, conv, status_of, agent)
         except ScriptViolation as exc:
             served, violation, unanswered = None, str(exc), isinstance(exc, UnansweredRequest)
         if served is not None:

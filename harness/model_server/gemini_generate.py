@@ -21,7 +21,7 @@ from typing import Any
 
 from loopbench.harness.model_server.call_ids import GEMINI_ID_PREFIX as ID_PREFIX
 from loopbench.harness.model_server.script import Conversation, ToolResult
-from loopbench.harness.model_server.wire import Parsed, Reply, chunks, dumps, sse
+from loopbench.harness.model_server.wire import Parsed, Reply, chunks, dumps, sse, text_of
 
 NAME = "gemini_generate"
 STREAM_ACTION = "streamGenerateContent"
@@ -99,8 +99,13 @@ def parse(body: dict[str, Any], path: str = "") -> Parsed:
     ]
     choice, named = _tool_choice(body)
     model, action = model_and_action(path)
+    schemas = {d.get("name", ""): _get(d, "parametersJsonSchema") or d.get("parameters") or {}
+               for tool in _get(body, "tools") or [] for d in _get(tool, "functionDeclarations") or []}
+    instruction = _get(body, "systemInstruction")
+    system = text_of(_get(instruction, "parts") if isinstance(instruction, dict) else instruction)
     return Parsed(
-        conversation=Conversation(ID_PREFIX, [b for b in batches if b], results, offered, choice, named),
+        conversation=Conversation(ID_PREFIX, [b for b in batches if b], results, offered, choice, named,
+                                  system, schemas),
         model=model or None,
         stream=action == STREAM_ACTION,
         include_usage=True,

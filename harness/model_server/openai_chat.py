@@ -40,8 +40,11 @@ def parse(body: dict[str, Any], path: str = "") -> Parsed:
     choice = body.get("tool_choice")
     named = isinstance(choice, dict) and (choice.get("function") or {}).get("name")
     choice, is_named = openai_tool_choice(choice, named or None)
+    system = "\n".join(text_of(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
+    schemas = {fn.get("name", ""): fn.get("parameters") or {}
+               for t in body.get("tools") or [] if isinstance(fn := t.get("function") or t, dict)}
     return Parsed(
-        conversation=Conversation(ID_PREFIX, batches, results, offered, choice, is_named),
+        conversation=Conversation(ID_PREFIX, batches, results, offered, choice, is_named, system, schemas),
         model=body.get("model"),
         stream=bool(body.get("stream")),
         include_usage=bool((body.get("stream_options") or {}).get("include_usage")),

@@ -56,8 +56,11 @@ def parse(body: dict[str, Any], path: str = "") -> Parsed:
     choice = body.get("tool_choice")
     named = isinstance(choice, dict) and choice.get("type") in ("function", "custom") and choice.get("name")
     choice, is_named = openai_tool_choice(choice, named or None)
+    system = "\n".join([text_of(body.get("instructions")), *(
+        text_of(i.get("content")) for i in items if i.get("role") in ("system", "developer"))])
+    schemas = {t["name"]: t.get("parameters") or {} for t in body.get("tools") or [] if t.get("name")}
     return Parsed(
-        conversation=Conversation(ID_PREFIX, batches, results, offered, choice, is_named),
+        conversation=Conversation(ID_PREFIX, batches, results, offered, choice, is_named, system, schemas),
         model=body.get("model"),
         stream=bool(body.get("stream")),
         include_usage=True,

@@ -16,7 +16,15 @@ The rules, in short:
   exhausted past `repeat`;
 - tool names: the offered tool equal to the scripted name or ending with `__<scripted name>`; a turn calling
   a tool the request did not offer is a violation (a real provider never does that);
-- `tool_choice`: `none` with calls, or `required` / a named tool the turn does not call, is a violation.
+- `tool_choice`: `none` with calls, or `required` / a named tool the turn does not call, is a violation;
+- agents (scenarios with sub-agents): the request is the child's whose instructions its system prompt holds, else
+  the main agent's; only that agent's script answers it, and only its own scripted calls make its batches (a
+  child that sees its parent's history, after a handoff, starts at its own opening turn);
+- a delegation (a call whose `tool` is a child agent) goes to the tool the request offers for that child: the one
+  named after it (`billing`, or ending `_billing`, `-billing`, `__billing`: `transfer_to_billing`), else the one
+  whose parameters name an agent (`subagent_type`, `agent_name`); its arguments are filled from that tool's
+  schema as a model would: a parameter naming an agent gets the child's id, every other string parameter the
+  `task` (the required ones; all of them when the schema marks none required).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from loopbench.harness.errors import ScriptViolation, UnansweredRequest
 from loopbench.harness.markers import result_status
 from loopbench.harness.record import ToolResultSeen
 from loopbench.harness.scenario import After, Scenario, Turn
+from loopbench.harness.scenario.model import MAIN_AGENT, ScriptedCall
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,8 @@ class Conversation:
     # None / "auto" / "none" / "required", or the name of the one tool the client forces
     tool_choice: str | None = None
     tool_choice_named: bool = False  # tool_choice is a tool name
+    system: str = ""  # the request's system prompt / instructions, every part joined (tells agents apart)
+    tool_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)  # offered name -> parameters schema
 
     def neutral(self, raw_id: str) -> str | None:
         return raw_id[len(self.id_prefix):] if raw_id.startswith(self.id_prefix) else None
@@ -119,8 +130,8 @@ def _repeating(turn: Turn) -> bool:
     return turn.repeat == "forever" or turn.repeat > 1
 
 
-def _scripted_templates(scenario: Scenario) -> list[str]:
-    return [c.id for t in scenario.script for c in t.calls]
+def _scripted_templates(script: list[Turn]) -> list[str]:
+    return [c.id for t in script for c in t.calls]
 
 
 def _is_scripted(neutral_id: str | None, templates: list[str]) -> bool:
@@ -170,10 +181,11 @@ def _status(text: str | None, neutral_id: str | None, status_of: StatusOf | None
     return result_status(text)
 
 
-def latest_batch(scenario: Scenario, conv: Conversation, status_of: StatusOf | None = None
+def latest_batch(script: list[Turn], conv: Conversation, status_of: StatusOf | None = None
                  ) -> list[tuple[str, str, str | None]]:
-    """(neutral id, status, result text) of each scripted call of the latest batch; [] when there is none."""
-    templates = _scripted_templates(scenario)
+    """(neutral id, status, result text) of each of the script's calls in the latest batch that holds any; []
+    when there is none."""
+    templates = _scripted_templates(script)
     results = {r.call_id: r.text for r in conv.results}  # the last result for an id wins
     for batch in reversed(conv.batches):
         scripted = [raw for raw in batch if _is_scripted(conv.neutral(raw), templates)]
@@ -197,11 +209,53 @@ def tool_results_seen(conv: Conversation, status_of: StatusOf | None = None) -> 
     ]
 
 
-def _serve(turn: Turn, n: int | None, conv: Conversation) -> Served:
-    calls = [
-        ServedCall(id=_fill(c.id, n), tool=resolve_tool(c.tool, conv.tools_offered), args=_fill(c.args, n))
-        for c in turn.calls
-    ]
+def _names_agent(prop: str) -> bool:
+    return "agent" in prop.lower()
+
+
+def delegation_tool(child: str, conv: Conversation, own_tools: list[str]) -> str | None:
+    """The offered tool that reaches child agent `child` (module docstring), or None when none does."""
+    named = [t for t in conv.tools_offered if t not in own_tools
+             and (t == child or any(t.endswith(sep + child) for sep in ("_", "-", "__")))]
+    if named:
+        return named[0]
+    return next((t for t in conv.tools_offered if t not in own_tools and any(
+        _names_agent(p) for p in (conv.tool_schemas.get(t) or {}).get("properties", {}))), None)
+
+
+def delegation_args(child: str, task: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """A delegation's arguments, filled from the offered tool's parameters schema (module docstring)."""
+    props: dict[str, Any] = schema.get("properties") or {}
+    wanted = schema.get("required") or list(props)
+    args: dict[str, Any] = {}
+    for name in wanted:
+        spec = props.get(name) or {}
+        kind = spec.get("type")
+        if _names_agent(name):
+            args[name] = child
+        elif kind in ("string", "STRING", None) or (isinstance(kind, list) and "string" in kind):
+            args[name] = task
+        else:
+            raise ScriptViolation(f"the tool that reaches agent {child!r} requires {name!r} of type {kind!r}, "
+                                  "which a delegation's task cannot fill")
+    return args
+
+
+def _served_call(c: ScriptedCall, n: int | None, conv: Conversation, scenario: Scenario | None, agent: str
+                 ) -> ServedCall:
+    if scenario is None or c.tool not in scenario.agents:
+        return ServedCall(id=_fill(c.id, n), tool=resolve_tool(c.tool, conv.tools_offered), args=_fill(c.args, n))
+    tool = delegation_tool(c.tool, conv, scenario.tools_of(agent))
+    if tool is None:
+        offered = ", ".join(conv.tools_offered) or "none"
+        raise ScriptViolation(f"no offered tool reaches agent {c.tool!r} (offered: {offered})")
+    return ServedCall(id=_fill(c.id, n), tool=tool,
+                      args=delegation_args(c.tool, _fill(c.task or "", n), conv.tool_schemas.get(tool) or {}))
+
+
+def _serve(turn: Turn, n: int | None, conv: Conversation, scenario: Scenario | None = None,
+           agent: str = MAIN_AGENT) -> Served:
+    calls = [_served_call(c, n, conv, scenario, agent) for c in turn.calls]
     # a real provider only ever calls a tool the request offered
     if unoffered := [c.tool for c in calls if c.tool not in conv.tools_offered]:
         offered = ", ".join(conv.tools_offered) or "none"
@@ -210,12 +264,13 @@ def _serve(turn: Turn, n: int | None, conv: Conversation) -> Served:
     return Served(turn=turn, n=n, calls=calls, text=_fill(turn.text, n))
 
 
-def _choose(scenario: Scenario, conv: Conversation, status_of: StatusOf | None) -> Served:
-    batch = latest_batch(scenario, conv, status_of)
+def _choose(scenario: Scenario, conv: Conversation, status_of: StatusOf | None, agent: str) -> Served:
+    script = scenario.script_of(agent)
+    batch = latest_batch(script, conv, status_of)
     if not batch:
-        opening = next(t for t in scenario.script if t.after is None)
-        return _serve(opening, 1 if _repeating(opening) else None, conv)
-    for turn in scenario.script:
+        opening = next(t for t in script if t.after is None)
+        return _serve(opening, 1 if _repeating(opening) else None, conv, scenario, agent)
+    for turn in script:
         if turn.after is None:
             continue
         if not any(_after_matches(turn.after, cid, status, text) for cid, status, text in batch):
@@ -223,15 +278,15 @@ def _choose(scenario: Scenario, conv: Conversation, status_of: StatusOf | None) 
         n = _next_n(turn, conv) if _repeating(turn) else None
         if n is not None and _exhausted(turn, n):
             continue  # a repeating turn used up: the next rule decides
-        return _serve(turn, n, conv)
-    for turn in scenario.script:
+        return _serve(turn, n, conv, scenario, agent)
+    for turn in script:
         if not _repeating(turn):
             continue
         own = any(template_n(c.id, cid) is not None for c in turn.calls for cid, _, _ in batch)
         if own:
             n = _next_n(turn, conv)
             if not _exhausted(turn, n):
-                return _serve(turn, n, conv)
+                return _serve(turn, n, conv, scenario, agent)
     seen = ", ".join(f"{cid}: {status}" for cid, status, _ in batch)
     raise UnansweredRequest(f"no turn answers the latest scripted calls ({seen})")
 
@@ -249,14 +304,22 @@ def _check_tool_choice(served: Served, conv: Conversation) -> None:
         raise ScriptViolation(f"tool_choice names tool {choice!r} but turn {served.label} does not call it")
 
 
-def select(scenario: Scenario, conv: Conversation, status_of: StatusOf | None = None) -> Served:
-    """The turn that answers this conversation, or ScriptViolation saying why there is none."""
-    served = _choose(scenario, conv, status_of)
+def request_agent(scenario: Scenario, conv: Conversation) -> str | None:
+    """The agent a request comes from (None: a scenario of one agent)."""
+    return scenario.agent_of_request(conv.system) if scenario.agents else None
+
+
+def select(scenario: Scenario, conv: Conversation, status_of: StatusOf | None = None,
+           agent: str | None = None) -> Served:
+    """The turn of `agent`'s script (default: the main agent's) that answers this conversation, or
+    ScriptViolation saying why there is none."""
+    served = _choose(scenario, conv, status_of, agent or MAIN_AGENT)
     _check_tool_choice(served, conv)
     return served
 
 
 __all__ = [
     "Conversation", "Served", "ServedCall", "ToolResult",
-    "latest_batch", "resolve_tool", "result_status", "select", "template_n", "tool_results_seen",
+    "delegation_args", "delegation_tool", "latest_batch", "request_agent", "resolve_tool", "result_status",
+    "select", "template_n", "tool_results_seen",
 ]

@@ -21,6 +21,7 @@ from loopbench.harness.ledger.store import step_result
 from loopbench.harness.model_server.call_ids import OPENAI_ID_PREFIX
 from loopbench.harness.model_server.script import Conversation, Served, ToolResult, select
 from loopbench.harness.scenario import Scenario
+from loopbench.harness.scenario.model import MAIN_AGENT
 
 MAX_TURNS = 500  # a walk of a script that repeats forever ends here (the suite's runs end far sooner)
 Ending = str  # "answered" | "paused" | "denied" | "limit" | "no answer"
@@ -42,52 +43,78 @@ def _decisions(scenario: Scenario, pause: int) -> dict[str, str] | None:
     return None if found is None else {call: str(d) for call, d in found.decisions.items()}
 
 
+@dataclass
+class _Tree:
+    """What the agents of one walk share: the model-call allowance (the task's, whoever spends it), the tools'
+    call numbers, the ledger's statuses and the pauses so far."""
+
+    cap: int
+    requests: int = 0
+    statuses: dict[str, str] = field(default_factory=dict)
+    calls_by_tool: Counter[str] = field(default_factory=Counter)
+    pauses: int = 0
+
+
 def walk(scenario: Scenario) -> Walk:
     out = Walk()
+    cap = min(scenario.limits.max_model_calls or MAX_TURNS, scenario.safety_cap or MAX_TURNS, MAX_TURNS)
+    _walk_agent(scenario, MAIN_AGENT, _Tree(cap), out)
+    return out
+
+
+def _walk_agent(scenario: Scenario, agent: str, tree: _Tree, out: Walk) -> str | None:
+    """One agent's loop in its own conversation; its final text, or None when the walk ended inside it (`out`
+    says how). A delegation walks the child there and then, its final text the delegation's result."""
     batches: list[list[str]] = []
     results: list[ToolResult] = []
-    statuses: dict[str, str] = {}
-    calls_by_tool: Counter[str] = Counter()
-    pauses = 0
-    cap = min(scenario.limits.max_model_calls or MAX_TURNS, scenario.safety_cap or MAX_TURNS, MAX_TURNS)
-    for _ in range(cap):
-        conv = Conversation(id_prefix=OPENAI_ID_PREFIX, batches=batches, results=results,
-                            tools_offered=list(scenario.tools))
+    offered = [*scenario.tools_of(agent), *scenario.children_of(agent)]
+    system = scenario.agents[agent].instructions if agent in scenario.agents else ""
+    while tree.requests < tree.cap:
+        tree.requests += 1
+        conv = Conversation(id_prefix=OPENAI_ID_PREFIX, batches=batches, results=results, tools_offered=offered,
+                            system=system)
         try:
-            served: Served = select(scenario, conv, status_of=statuses.get)
+            served: Served = select(scenario, conv, status_of=tree.statuses.get, agent=agent)
         except ScriptViolation as exc:
             out.ending, out.unanswered = "no answer", str(exc)
-            return out
+            return None
         out.served.append(served.label)
         if not served.calls:
-            return out
-        gated = [c for c in served.calls if scenario.tools[c.tool].approval == "required"]
+            return served.text or ""
+        tools = [c for c in served.calls if c.tool in scenario.tools]
+        gated = [c for c in tools if scenario.tools[c.tool].approval == "required"]
         decisions: dict[str, str] = {}
         if gated:
-            pauses += 1
-            found = _decisions(scenario, pauses)
+            tree.pauses += 1
+            found = _decisions(scenario, tree.pauses)
             if found is None:
                 out.ending = "paused"
-                return out
+                return None
             decisions = found
         batches = [*batches, [OPENAI_ID_PREFIX + c.id for c in served.calls]]
         for call in served.calls:
+            if call.tool in scenario.agents:
+                answer = _walk_agent(scenario, call.tool, tree, out)
+                if answer is None:
+                    return None
+                results = [*results, ToolResult(OPENAI_ID_PREFIX + call.id, answer)]
+                continue
             spec = scenario.tools[call.tool]
             if spec.approval == "deny" or decisions.get(call.id) == "reject" or (
                     spec.approval == "required" and call.id not in decisions):
                 if spec.approval == "deny" and scenario.policy.deny == "stop":
                     out.ending = "denied"
-                    return out
+                    return None
                 results = [*results, ToolResult(OPENAI_ID_PREFIX + call.id, "the call was not run")]  # no receipt
                 continue
-            calls_by_tool[call.tool] += 1
-            n = calls_by_tool[call.tool]
+            tree.calls_by_tool[call.tool] += 1
+            n = tree.calls_by_tool[call.tool]
             text, outcome, _ = step_result(spec.step_for_call(n), call.args, n, f"W{len(results) + 1}")
-            statuses[call.id] = "receipt" if outcome == "result" else "error"
+            tree.statuses[call.id] = "receipt" if outcome == "result" else "error"
             results = [*results, ToolResult(OPENAI_ID_PREFIX + call.id, text)]
         out.after_turn = served.turn.id
     out.ending = "limit"
-    return out
+    return None
 
 
 def refuse_script_bugs(scenarios: list[Scenario]) -> list[Scenario]:
@@ -106,13 +133,13 @@ def script_problems(scenario: Scenario) -> list[InputProblem]:
     if found.ending != "no answer":
         return []
     turn = found.after_turn or "?"
-    made = {c.id for t in scenario.script if t.id == turn for c in t.calls}
+    made = {c.id for t in scenario.all_turns() if t.id == turn for c in t.calls}
     problems = [InputProblem(
         scenario.source, f"script[{turn}]",
         f"an ideal loop gets no answer after turn {turn!r}: {found.unanswered}, which is what the tools' "
         f"scripted behaviour returns, so every framework would stop here on the scenario's fault (turns "
         f"served: {' → '.join(found.served)}); add a turn whose `after` matches, or change the tool's `behavior`")]
-    for other in scenario.script:
+    for other in scenario.all_turns():
         if other.after is not None and other.after.call in made:
             problems.append(InputProblem(
                 scenario.source, f"script[{other.id}].after",

@@ -25,15 +25,17 @@ from loopbench.harness.errors import (
     unknown_keys,
     validation_problems,
 )
-from loopbench.harness.record import PER_TOOL_COUNTERS, SCALAR_COUNTERS
+from loopbench.harness.record import PER_AGENT_COUNTERS, PER_TOOL_COUNTERS, SCALAR_COUNTERS
 from loopbench.harness.scenario.model import (
     ID_PATTERN,
+    MAIN_AGENT,
     MAX_TOOL_NAME,
     TOOL_NAME_PATTERN,
     Limits,
     ModelSpec,
     Scenario,
     ToolSpec,
+    Turn,
 )
 from loopbench.harness.scenario.yaml_input import InputError, read_yaml
 
@@ -130,30 +132,50 @@ def _cross_checks(raw: dict[str, Any], claim_ids: set[str] | None,
     catalogue = catalogue or {}
     tools = _mapping(raw.get("tools"))
     check_tools = isinstance(raw.get("tools"), dict)
-    script = [_mapping(t) for t in _sequence(raw.get("script"))]
+    agents = _mapping(raw.get("agents"))
+    owners = _tool_owners(agents, out)
     seen_calls: dict[str, str] = {}
     turn_ids: set[str] = set()
-    for i, turn in enumerate(script):
-        if turn.get("id") in turn_ids:
-            out.append((f"script.{i}.id", f"duplicate turn id {turn.get('id')!r}"))
-        turn_ids.add(turn.get("id"))  # type: ignore[arg-type]
-        for j, call in enumerate(_mapping(c) for c in _sequence(turn.get("calls"))):
-            where = f"script.{i}.calls.{j}"
-            if check_tools and isinstance(call.get("tool"), str) and call["tool"] not in tools:
-                out.append((f"{where}.tool", _undeclared_tool(call["tool"], tools, catalogue)))
-            if not isinstance(call.get("id"), str):
-                continue
-            if call["id"] in seen_calls:
-                also = seen_calls[call["id"]]
-                out.append((f"{where}.id", f"duplicate call id {call['id']!r} (also in turn {also})"))
-            seen_calls[call["id"]] = turn.get("id")  # type: ignore[assignment]
-    for i, turn in enumerate(script):
-        after = _mapping(turn.get("after")).get("call")
-        if isinstance(after, str) and after not in seen_calls:
-            out.append((f"script.{i}.after.call", f"no scripted call has id {after!r}"))
-    openers = [t.get("id") for t in script if t.get("after") is None]
-    if script and len(openers) != 1:
-        out.append(("script", f"exactly one turn must have no `after` (the opening turn); found {openers}"))
+    delegated: set[str] = set()
+    every_call = {c.get("id") for _, _, script in _scripts(raw) for t in script
+                  for c in map(_mapping, _sequence(t.get("calls")))}
+    for agent, prefix, script in _scripts(raw):
+        own_calls: set[str] = set()
+        for i, turn in enumerate(script):
+            if turn.get("id") in turn_ids:
+                # turn ids are unique across every agent's script: the server counts retries per turn
+                out.append((f"{prefix}.{i}.id", f"duplicate turn id {turn.get('id')!r}"))
+            turn_ids.add(turn.get("id"))  # type: ignore[arg-type]
+            if agent != MAIN_AGENT and turn.get("tool_choice") is not None:
+                out.append((f"{prefix}.{i}.tool_choice", "a child agent's turn cannot ask a tool_choice (the "
+                            "adapters set it on the main agent's calls only)"))
+            for j, call in enumerate(_mapping(c) for c in _sequence(turn.get("calls"))):
+                where = f"{prefix}.{i}.calls.{j}"
+                out += _call_problems(call, where, agent, agents, owners, tools, check_tools, catalogue)
+                if call.get("tool") in agents:
+                    delegated.add(call["tool"])
+                if not isinstance(call.get("id"), str):
+                    continue
+                if call["id"] in seen_calls:
+                    also = seen_calls[call["id"]]
+                    out.append((f"{where}.id", f"duplicate call id {call['id']!r} (also in turn {also})"))
+                seen_calls[call["id"]] = turn.get("id")  # type: ignore[assignment]
+                own_calls.add(call["id"])
+        for i, turn in enumerate(script):
+            after = _mapping(turn.get("after")).get("call")
+            if isinstance(after, str) and after not in own_calls:
+                reason = f"no scripted call has id {after!r}"
+                if after in every_call:
+                    reason = f"call {after!r} is another agent's: a turn follows its own agent's calls"
+                out.append((f"{prefix}.{i}.after.call", reason))
+        openers = [t.get("id") for t in script if t.get("after") is None]
+        if script and len(openers) != 1:
+            out.append((prefix, f"exactly one turn must have no `after` (the opening turn); found {openers}"))
+    for name in agents:
+        if name not in delegated:
+            out.append((f"agents.{name}", "no turn of the main script delegates to it (a call with `tool: "
+                        f"{name}` and a `task`): its script could never be served"))
+    out += _agent_references(raw, tools)
     for i, resume in enumerate(_sequence(raw.get("resumes"))):
         for call_id in _mapping(_mapping(resume).get("decisions")):
             if call_id not in seen_calls:
@@ -168,9 +190,13 @@ def _cross_checks(raw: dict[str, Any], claim_ids: set[str] | None,
                 out.append((f"completion.{part}.{i}.tool", _undeclared_tool(ev["tool"], tools, catalogue)))
     for name in _mapping(_mapping(raw.get("expect")).get("counters")):
         base, _, tool = str(name).partition(".")
-        if tool:
+        if tool and base in PER_AGENT_COUNTERS:
+            if tool not in (MAIN_AGENT, *agents):
+                out.append((f"expect.counters.{name}", f"no agent {tool!r} (agents: "
+                            f"{', '.join([MAIN_AGENT, *map(str, agents)])})"))
+        elif tool:
             if base not in PER_TOOL_COUNTERS:
-                out.append((f"expect.counters.{name}", f"{base!r} is not a per-tool counter"))
+                out.append((f"expect.counters.{name}", f"{base!r} is not a per-tool or per-agent counter"))
             elif check_tools and tool not in tools:
                 out.append((f"expect.counters.{name}", _undeclared_tool(tool, tools, catalogue)))
         elif name not in SCALAR_COUNTERS:
@@ -186,28 +212,109 @@ def _cross_checks(raw: dict[str, Any], claim_ids: set[str] | None,
     return out
 
 
+def _scripts(raw: dict[str, Any]) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """(agent, field path, turns) of the main script and of each child agent's."""
+    out = [(MAIN_AGENT, "script", [_mapping(t) for t in _sequence(raw.get("script"))])]
+    for name, spec in _mapping(raw.get("agents")).items():
+        out.append((str(name), f"agents.{name}.script", [_mapping(t) for t in _sequence(_mapping(spec).get("script"))]))
+    return out
+
+
+def _tool_owners(agents: dict[str, Any], out: list[tuple[str, str]]) -> dict[str, str]:
+    """Tool -> the child agent given it, recording a tool given to two children and a badly named child."""
+    owners: dict[str, str] = {}
+    instructions: dict[str, str] = {}
+    for name, spec in agents.items():
+        spec = _mapping(spec)
+        if name == MAIN_AGENT or not re.fullmatch(TOOL_NAME_PATTERN, str(name)):
+            out.append((f"agents.{name}", f"an agent id is 1-{MAX_TOOL_NAME} letters, digits, _ or - starting with a "
+                        f"letter (frameworks name a tool after it), and not {MAIN_AGENT!r} (the main agent's)"))
+        for i, tool in enumerate(_sequence(spec.get("tools"))):
+            if tool in owners:
+                out.append((f"agents.{name}.tools.{i}", f"tool {tool!r} is also given to agent {owners[tool]!r}: a "
+                            "tool belongs to one agent (its runs are counted for that agent)"))
+            owners.setdefault(tool, str(name))
+        text = spec.get("instructions")
+        if isinstance(text, str):
+            for other, other_text in instructions.items():
+                if text in other_text or other_text in text:
+                    out.append((f"agents.{name}.instructions", f"one of its and agent {other!r}'s instructions holds "
+                                "the other: the server tells agents apart by them"))
+            instructions[str(name)] = text
+    return owners
+
+
+def _call_problems(call: dict[str, Any], where: str, agent: str, agents: dict[str, Any], owners: dict[str, str],
+                   tools: dict[str, Any], check_tools: bool, catalogue: dict[str, Any]) -> list[tuple[str, str]]:
+    """A scripted call's references: a tool its agent is given, or (the main agent only) a child to delegate to."""
+    tool = call.get("tool")
+    if not isinstance(tool, str):
+        return []
+    if tool in agents:
+        if agent != MAIN_AGENT:
+            return [(f"{where}.tool", f"{tool!r} is an agent: only the main agent delegates (one level of agents)")]
+        if call.get("task") is None:
+            return [(f"{where}.task", f"a call to agent {tool!r} is a delegation: it needs the `task` it hands over")]
+        return []
+    if call.get("task") is not None:
+        return [(f"{where}.task", f"only a call to a child agent has a task; {tool!r} is not an agent "
+                 f"(agents: {', '.join(map(str, agents)) or 'none'})")]
+    if check_tools and tool not in tools:
+        return [(f"{where}.tool", _undeclared_tool(tool, tools, catalogue))]
+    owner = owners.get(tool, MAIN_AGENT)
+    if agents and owner != agent:
+        mine = [t for t in tools if owners.get(t, MAIN_AGENT) == agent]
+        return [(f"{where}.tool", f"tool {tool!r} is agent {owner!r}'s, not {agent!r}'s (its tools: "
+                 f"{', '.join(mine) or 'none'})")]
+    return []
+
+
+def _agent_references(raw: dict[str, Any], tools: dict[str, Any]) -> list[tuple[str, str]]:
+    out = []
+    for name, spec in _mapping(raw.get("agents")).items():
+        for i, tool in enumerate(_sequence(_mapping(spec).get("tools"))):
+            if isinstance(raw.get("tools"), dict) and tool not in tools:
+                out.append((f"agents.{name}.tools.{i}", f"tool {tool!r} is not declared in tools"))
+        if name in tools:
+            out.append((f"agents.{name}", "an agent cannot have a tool's name: a call to it would be ambiguous"))
+        main = raw.get("instructions")
+        text = _mapping(spec).get("instructions")
+        if isinstance(main, str) and isinstance(text, str) and text in main:
+            out.append((f"agents.{name}.instructions", "the main agent's instructions hold them: its requests "
+                        "would be taken for this agent's"))
+    return out
+
+
 def _reachability(sc: Scenario) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for agent in sc.agent_ids():
+        prefix = "script" if agent == MAIN_AGENT else f"agents.{agent}.script"
+        out += [(prefix + field[len("script"):], reason) for field, reason in _script_reachability(sc.script_of(agent))]
+    return out
+
+
+def _script_reachability(script: list[Turn]) -> list[tuple[str, str]]:
     """Turns the model can never serve: one that waits on a call of its own, and every turn no served turn's
     call leads to (the opening turns have no `after`). Such a script would be blamed on the framework.
     Repeating turns are left out: naming their own call template is how they say when to continue."""
     out: list[tuple[str, str]] = []
-    owner = {c.id: t.id for t in sc.script for c in t.calls}
-    repeating = {t.id for t in sc.script if t.repeat != 1}
-    for i, turn in enumerate(sc.script):
+    owner = {c.id: t.id for t in script for c in t.calls}
+    repeating = {t.id for t in script if t.repeat != 1}
+    for i, turn in enumerate(script):
         if turn.id not in repeating and turn.after and owner.get(turn.after.call) == turn.id:
             out.append((f"script.{i}.after.call", f"turn {turn.id!r} waits on its own call {turn.after.call!r}"))
-    reachable = {t.id for t in sc.script if t.after is None}
+    reachable = {t.id for t in script if t.after is None}
     grew = True
     while grew:
         grew = False
-        for t in sc.script:
+        for t in script:
             if t.id not in reachable and t.after and (owner.get(t.after.call) in reachable or t.id in repeating):
                 reachable.add(t.id)
                 grew = True
-    if not any(t.after is None for t in sc.script):
+    if not any(t.after is None for t in script):
         out.append(("script", "no opening turn: every turn waits on a call, so the first request has no answer"))
     else:
-        for i, t in enumerate(sc.script):
+        for i, t in enumerate(script):
             # a call id no turn makes, or a turn's own call, is reported above
             if t.id not in reachable and t.after and owner.get(t.after.call) not in (None, t.id):
                 out.append((f"script.{i}", f"turn {t.id!r} can never be served: no reachable turn makes call "

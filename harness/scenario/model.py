@@ -124,9 +124,20 @@ class ToolSpec(Strict):
 
 # ---------------------------------------------------------------- the scripted model
 class ScriptedCall(Strict):
+    """A tool call the scripted model makes; `tool` naming a child agent (one of the scenario's `agents`) is a
+    delegation: the model hands the child `task`, through whatever tool the framework offers for that child (the
+    server fills that tool's arguments from its schema, as a model would: scenarios/README.md "Agents")."""
+
     id: str = Field(pattern=CALL_ID_PATTERN)
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
+    task: Text | None = None  # a delegation's request to the child agent
+
+    @model_validator(mode="after")
+    def _task_or_args(self) -> ScriptedCall:
+        if self.task is not None and self.args:
+            raise ValueError("a delegation (`task`) takes no `args`: the server fills the child tool's arguments")
+        return self
 
 
 class After(Strict):
@@ -309,6 +320,19 @@ class ToolChoiceRule(Strict):
         return self.after_regex is not None and re.match(self.after_regex, call_id) is not None
 
 
+MAIN_AGENT = "main"  # the agent the prompt goes to, in every record's per-agent counters
+
+
+class AgentSpec(Strict):
+    """A child agent: the main agent reaches it the way its framework documents (a tool, a handoff, a Task)."""
+
+    description: Text  # what the parent is told about it (frameworks that list their sub-agents show this)
+    # the child's own system prompt: the server tells the child's requests apart by it, so it must be unique
+    instructions: Text
+    tools: list[str] = Field(default_factory=list)  # names from the scenario's `tools`, each owned by one agent
+    script: list[Turn] = Field(min_length=1)
+
+
 class Scenario(Strict):
     id: str = Field(pattern=ID_PATTERN)
     title: Text
@@ -320,6 +344,9 @@ class Scenario(Strict):
     model: ModelSpec = ModelSpec()
     tools: dict[str, ToolSpec]
     script: list[Turn] = Field(min_length=1)
+    # the main agent's instructions (None: the framework's default system prompt) and its child agents
+    instructions: Text | None = None
+    agents: dict[str, AgentSpec] = Field(default_factory=dict)
     limits: Limits = Limits()
     policy: Policy = Policy()
     resumes: list[Resume] = Field(default_factory=list)
@@ -329,6 +356,36 @@ class Scenario(Strict):
     source: str = Field(default="", exclude=True)  # the file it came from
 
     # ---- derived views used by the server, the ledger and the adapters
+    def agent_ids(self) -> list[str]:
+        """`main`, then each child agent in file order."""
+        return [MAIN_AGENT, *self.agents]
+
+    def script_of(self, agent: str) -> list[Turn]:
+        return self.script if agent == MAIN_AGENT else self.agents[agent].script
+
+    def tools_of(self, agent: str) -> list[str]:
+        """The tools an agent is given: a child's own list; the main agent every tool no child owns."""
+        if agent != MAIN_AGENT:
+            return list(self.agents[agent].tools)
+        owned = {t for a in self.agents.values() for t in a.tools}
+        return [t for t in self.tools if t not in owned]
+
+    def children_of(self, agent: str) -> list[str]:
+        """The child agents an agent delegates to (only the main agent has children)."""
+        return list(self.agents) if agent == MAIN_AGENT else []
+
+    def owner_of_tool(self, tool: str) -> str:
+        return next((a for a, spec in self.agents.items() if tool in spec.tools), MAIN_AGENT)
+
+    def all_turns(self) -> list[Turn]:
+        return [*self.script, *(t for a in self.agents.values() for t in a.script)]
+
+    def agent_of_request(self, system_text: str) -> str:
+        """Which agent sent a request, from its system prompt: the child whose instructions it holds (the
+        longest, should one contain another), else the main agent."""
+        found = [a for a, spec in self.agents.items() if spec.instructions in system_text]
+        return max(found, key=lambda a: len(self.agents[a].instructions)) if found else MAIN_AGENT
+
     def digest(self) -> str:
         """sha256 of the scenario's content as loaded (suite defaults applied, the file's path left out): a record
         carries it, so a diff tells a scenario edit from a framework's change."""
@@ -371,11 +428,11 @@ class Scenario(Strict):
 
     def model_fails_first(self) -> bool:
         """Some turn's model answer fails before it succeeds: the framework's own retry backoff will wait."""
-        return any(t.fail_first for t in self.script)
+        return any(t.fail_first for t in self.all_turns())
 
     def scripted_delay_s(self) -> float:
         """Upper bound of the time the script itself spends waiting (used for hard timeouts)."""
-        model = sum(t.delay_s + t.stream_delay_s for t in self.script) * 2
+        model = sum(t.delay_s + t.stream_delay_s for t in self.all_turns()) * 2
         tools = sum(
             (s.delay_s + (s.timeout.after_s if s.timeout else 0)) * s.times
             for spec in self.tools.values()
