@@ -16,6 +16,7 @@ from typing import Any, overload
 import pandas as pd
 
 from loopbench.harness.record import RunRecord
+from loopbench.reports.agents import accounting_across_agents
 from loopbench.reports.baseline import Baseline, CellKey, compare_with
 from loopbench.reports.cells import cells, column_of, columns
 from loopbench.reports.claims import CLAIMS_FILE, ClaimResult, check_claims, claims_about, load_claims
@@ -53,6 +54,9 @@ class ReportData:
     # each streaming idiom beside the idiom it streams: the pairs, and every cell where they differ
     streaming_pairs: pd.DataFrame
     streaming_diffs: pd.DataFrame
+    # scenarios with sub-agents: per idiom, what its reported tokens cover; and each cell's counts per agent
+    agents_summary: pd.DataFrame
+    agents_cells: pd.DataFrame
     conformance: pd.DataFrame
     stability: pd.DataFrame
     claims: list[ClaimResult]
@@ -111,6 +115,7 @@ def report_data(results: Results, claims_file: Path | None = None, baseline: Res
     # the claims about the frameworks of this run only (and those about every framework)
     claims = claims_about(load_claims(claims_file or CLAIMS_FILE), {r.framework for r in recs})
     streaming_pairs, streaming_diffs = streamed_vs_not(recs)
+    agents_summary, agents_cells = accounting_across_agents(recs)
     return ReportData(
         reasons=cell_reasons(recs),
         scorecard=scorecard_frame(recs), scores=scorecard(recs),
@@ -119,6 +124,7 @@ def report_data(results: Results, claims_file: Path | None = None, baseline: Res
         mechanisms=mechanisms_frame(recs), capabilities=capabilities_frame(recs),
         accounting=accounting_frame(recs), accounting_diffs=accounting_details(recs),
         streaming_pairs=streaming_pairs, streaming_diffs=streaming_diffs,
+        agents_summary=agents_summary, agents_cells=agents_cells,
         conformance=conformance_frame(recs), stability=stability_frame(recs),
         claims=check_claims(recs, claims), plots=[], stability_check=read_check(results.dir),
     )

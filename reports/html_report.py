@@ -20,6 +20,7 @@ from loopbench.reports.formatting import VERDICT_MARK, outcome_ideal
 from loopbench.reports.frames import environment_rows, run_line
 from loopbench.reports.markdown_report import md_cell
 from loopbench.reports.notes import (
+    AGENTS_NOTE,
     CAPABILITIES_NOTE,
     CLAIM_MARK,
     COST_NOTE,
@@ -359,6 +360,9 @@ def render_html(data: ReportData) -> str:
             f"<p>{esc(STREAMING_NOTE)}</p>" + html_table(data.streaming_pairs)
             + (f"<p>Cells that differ:</p>{html_table(data.streaming_diffs)}" if not data.streaming_diffs.empty
                else "<p>No cell differs.</p>"))] if not data.streaming_pairs.empty else []),
+        *([("agents", "Accounting across agents",
+            f"<p>{esc(AGENTS_NOTE)}</p>" + html_table(data.agents_summary) + "<p>Each cell:</p>"
+            + html_table(data.agents_cells))] if not data.agents_summary.empty else []),
         ("claims", "Documented claims", _claims_html(data)),
         ("stability", "Stability", stab_html),
         ("pictures", "Pictures", pics or "<p><em>no pictures</em></p>"),

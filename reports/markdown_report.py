@@ -15,6 +15,7 @@ from loopbench.reports.data import ReportData, abouts, compact_items, stability_
 from loopbench.reports.formatting import VERDICT_MARK, outcome_ideal
 from loopbench.reports.frames import environment_rows, run_line
 from loopbench.reports.notes import (
+    AGENTS_NOTE,
     CAPABILITIES_NOTE,
     CLAIM_MARK,
     COST_NOTE,
@@ -183,6 +184,11 @@ def render_markdown(data: ReportData) -> str:
         out += ["", "Cells that differ:" if not data.streaming_diffs.empty else "No cell differs.", ""]
         if not data.streaming_diffs.empty:
             out.append(md_table(data.streaming_diffs))
+    if not data.agents_summary.empty:
+        out += ["## Accounting across agents", "", AGENTS_NOTE, ""]
+        out.append(md_table(data.agents_summary))
+        out += ["", "Each cell:", ""]
+        out.append(md_table(data.agents_cells))
     out += ["## Documented claims", "",
             "Each claim of `reports/claims.yaml` about a framework of this run (or about every framework) checked "
             "by its predicate against these runs: holds / refuted / not testable by a run (no predicate, or no "

@@ -40,6 +40,15 @@ CAPABILITIES_NOTE = (
 )
 
 
+AGENTS_NOTE = (
+    "The scenarios with sub-agents: the scripted server tells each request's agent by its system prompt, so the "
+    "requests and tokens it served are known per agent. Per framework variant, what the tokens it reported for the "
+    "run (input + output) cover: the whole tree (every agent's), the main loop alone, neither, or nothing "
+    "reported; a cell whose children never made a request cannot tell the two apart. Then each cell. Cells not run "
+    "(an idiom with no sub-agents) are left out."
+)
+
+
 STREAMING_NOTE = (
     "Each streaming idiom beside the idiom whose loop it streams (the same framework, agent and limits, called "
     "through the framework's streaming entry point and read to the end): how many scenarios both ran, then every "

@@ -108,6 +108,15 @@ class Summary(Frozen):
     capabilities: list[Row]
     accounting: list[Row]
     accounting_differences: list[Row]
+    streamed_vs_not: list[Row] = Field(
+        default_factory=list, description="per streaming idiom: scenarios compared with the idiom it streams, and "
+        "how many cells differ")
+    streamed_differences: list[Row] = Field(default_factory=list, description="every cell that differs, in words")
+    agents_accounting: list[Row] = Field(
+        default_factory=list, description="per framework variant: what its reported tokens cover in the sub-agent "
+        "cells (the tree, the main loop alone, neither)")
+    agents_accounting_cells: list[Row] = Field(
+        default_factory=list, description="each sub-agent cell: requests and tokens served per agent, tokens reported")
     claims: list[ClaimOut]
     stability: list[Row]
     pictures: list[str]
@@ -171,6 +180,8 @@ def summary(data: ReportData) -> Summary:
         cost_per_model_call=table_rows(data.conformance), units=table_rows(data.units),
         mechanisms=table_rows(data.mechanisms), capabilities=table_rows(data.capabilities),
         accounting=table_rows(data.accounting), accounting_differences=table_rows(data.accounting_diffs),
+        streamed_vs_not=table_rows(data.streaming_pairs), streamed_differences=table_rows(data.streaming_diffs),
+        agents_accounting=table_rows(data.agents_summary), agents_accounting_cells=table_rows(data.agents_cells),
         claims=[ClaimOut(id=r.claim.id, framework=r.claim.framework, text=r.claim.text, verdict=r.verdict,
                          evidence=list(r.evidence), versions=list(r.versions), detail=r.detail) for r in data.claims],
         stability=table_rows(data.stability), pictures=[name for name, _, _ in data.plots],
