@@ -32,6 +32,31 @@ Translation of the neutral scenario into native controls (the `default` variant 
   `ToolInputGuardrailTripwireTriggered`); "continue" -> `reject_content(message)` (the tool does not run, the
   model gets the message as the tool's output and the loop goes on). probes/openai/deny_intents.py: 2 vs 3
   requests. The mechanism used per intent is in the segment's `mechanisms`.
+- sub-agents (`scenario.agents`): the SDK's "agents as tools" idiom (its Tools page, section "Agents as tools";
+  `Agent.as_tool` in agents/agent.py), call and return: each child is an `Agent(name=<id>,
+  instructions=spec.instructions, model=<the parent's model object>, tools=<its own ledger-backed FunctionTools,
+  built as above: needs_approval, deny guardrails>)` turned into a tool by `as_tool(tool_name=<id>,
+  tool_description=spec.description)`, every other as_tool parameter left at its default; the main agent gets
+  `instructions=scenario.instructions` (None when unset, as before) and its own tools plus the children's tools.
+  Handoffs (transfer of the conversation, not call and return) are a different intent and not used.
+  What the idiom passes on, read in as_tool's `_run_agent_impl`: the child runs its own nested `Runner.run` with
+  `max_turns=DEFAULT_MAX_TURNS` (10; the parent's `max_turns` is not passed on), the parent's `run_config`, and a
+  `ToolContext` holding the parent's `Usage` object, so the run's `usage` (the reported counters) includes the
+  child's requests and tokens; the SDK keeps no per-agent split (no extra key). The child's failures go through
+  as_tool's default `failure_error_function=default_tool_error_function`: a `MaxTurnsExceeded` inside the child
+  reaches the parent as the generic "An error occurred while running the tool" text and the parent goes on
+  (subagent_runaway: 12 requests, research 10 and main 2, against the task's max_turns=8; the main run took 2
+  turns and returned; probes/openai/subagent_max_turns.py). The segment's `settings.subagents` says what each
+  child got. Approval inside a child: the child's `needs_approval` interrupts the nested run, as_tool records its
+  result by tool call, and the interruption surfaces in the parent's `result.interruptions` (tool_name and call id
+  the child's); `RunState.to_string()` serializes the nested run's state with the pending agent-tool call, and on
+  resume `RunState.from_string` + `approve` (routed to the nested state) + `Runner.run` continues the child where
+  it paused (subagent_approval: billing 3 requests over both segments, lookup_refund run once, then main 1).
+  The variants inherit this idiom unchanged. `handled-max-turns`: `error_handlers` go to the parent's run only
+  (as_tool passes none to the nested run), so the child's MaxTurnsExceeded takes the default path above: the same
+  cells. `stream`: the parent runs `run_streamed`, but as_tool runs the child with `Runner.run` unless its
+  `on_stream` callback is given (left at its default, None): the child's requests are not streamed (`"stream"`
+  absent), the parent's are; counts and tokens are the default's.
 Variant `handled-max-turns` (the default's model route): `error_handlers={"max_turns": ...}` returns an answer
 instead of raising; the adapter reports the limit as handled (outcome `limit_steps` plus the deviation "limit
 reported as an answer").
@@ -87,6 +112,7 @@ from loopbench.harness.model_server.call_ids import neutral_id
 from loopbench.harness.models import Provider
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
+from loopbench.harness.scenario.model import MAIN_AGENT
 
 STATE_FILE = "run_state.json"
 PENDING_FILE = "pending.json"
@@ -139,7 +165,9 @@ class OpenAIAgentsAdapter(Adapter):
     )
     # intent -> the native mechanism this adapter uses for it (a segment's `mechanisms` keeps the ones in use)
     mechanism_table: ClassVar[dict[Intent, str]] = {
-        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
+        "delegate": "Agent(instructions=..., tools=...).as_tool(tool_name=<child id>, tool_description=...) "
+                    "(agents as tools: a nested Runner.run with as_tool's default max_turns (10) and "
+                    "failure_error_function; the parent's Usage is shared)",
         "deny_stop": "tool_input_guardrail -> ToolGuardrailFunctionOutput.raise_exception() "
                      "(ToolInputGuardrailTripwireTriggered ends the run)",
         "deny_continue": "tool_input_guardrail -> ToolGuardrailFunctionOutput.reject_content(message) "
@@ -217,7 +245,16 @@ class OpenAIAgentsAdapter(Adapter):
             from agents import ModelSettings
 
             extra["model_settings"] = ModelSettings(tool_choice=opening[0])
-        return Agent(name="assistant", model=model, tools=[make_tool(n) for n in scenario.tools], **extra)
+        # sub-agents: the SDK's agents-as-tools idiom (module docstring), one `Agent.as_tool` per child, named after
+        # the child, with as_tool's defaults (the child's own nested Runner.run, max_turns DEFAULT_MAX_TURNS)
+        children = [
+            Agent(name=child, instructions=spec.instructions, model=model,
+                  tools=[make_tool(n) for n in scenario.tools_of(child)])
+            .as_tool(tool_name=child, tool_description=spec.description)
+            for child, spec in scenario.agents.items()
+        ]
+        return Agent(name="assistant", instructions=scenario.instructions, model=model,
+                     tools=[*(make_tool(n) for n in scenario.tools_of(MAIN_AGENT)), *children], **extra)
 
     def _run_kwargs(self, scenario: Scenario, handled: list[bool]) -> tuple[dict[str, Any], dict[str, Any]]:
         from agents.run import DEFAULT_MAX_TURNS
@@ -266,6 +303,16 @@ class OpenAIAgentsAdapter(Adapter):
             settings["error_handlers"] = sorted(kwargs["error_handlers"])
         if agent.model_settings.tool_choice is not None:
             settings.update(tool_choice=agent.model_settings.tool_choice, reset_tool_choice=agent.reset_tool_choice)
+        if scenario.agents:  # what each child got: as_tool's defaults, nothing of the parent's limits
+            from agents.run import DEFAULT_MAX_TURNS
+
+            settings["subagents"] = {
+                child: {"tool": f"Agent.as_tool(tool_name={child!r})", "max_turns": DEFAULT_MAX_TURNS,
+                        "max_turns_source": "as_tool default (agents.run.DEFAULT_MAX_TURNS), its own nested run",
+                        "failure_error_function": "default_tool_error_function (as_tool default)",
+                        "usage": "the parent's Usage object (shared)"}
+                for child in scenario.agents
+            }
         common: dict[str, Any] = dict(settings=settings, limits=limits)
         try:
             result = await self._execute(agent, start, kwargs)
