@@ -192,3 +192,75 @@ def test_max_turns_is_raised_out_of_stream_events(records):
     r = records[("runaway_step_limit", "stream")]
     assert r.outcome == "limit_steps" and r.native.signals.exception_type == "MaxTurnsExceeded"
     assert r.counters.runtime_steps == 8 == r.counters.model_requests_observed == r.counters.model_requests_reported
+
+
+# ---- sub-agents: Agent.as_tool (agents as tools), measured on the five subagent_* scenarios
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_child_is_an_agent_tool_whose_usage_the_run_reports(records, variant):
+    """The child answers through `Agent.as_tool`; its nested run adds to the parent's Usage object, so the run's
+    reported usage is the whole tree's (4 requests, 4000 / 400 tokens: what the server served)."""
+    r = records[("subagent_usage", variant)]
+    c = r.counters
+    assert r.outcome == "completed" and r.verdict == "conforms"
+    assert c.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert c.tool_executions_by_agent == {"billing": 1}
+    assert (c.model_requests_reported, c.input_tokens_reported, c.output_tokens_reported) == (
+        c.model_requests_observed, c.input_tokens_observed, c.output_tokens_observed) == (4, 4000, 400)
+    assert r.native.mechanisms["delegate"].startswith("Agent(instructions=...")
+    assert [q.agent for q in r.requests] == ["main", "billing", "billing", "main"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_child_gets_the_sdk_default_max_turns_not_the_tasks(records, variant):
+    """as_tool's nested run uses DEFAULT_MAX_TURNS (10), not the parent's max_turns=8; the child's
+    MaxTurnsExceeded reaches the parent as the default tool error text and the parent answers
+    (probes/openai/subagent_max_turns.py)."""
+    r = records[("subagent_runaway", variant)]
+    c = r.counters
+    assert r.outcome == "incomplete" and r.native.signals.ended == "returned"
+    assert c.model_requests_by_agent == {"main": 2, "research": 10}
+    assert c.model_requests_reported == c.model_requests_observed == 12
+    assert c.runtime_steps == 2  # the parent's turns
+    assert r.native.settings["max_turns"] == 8
+    assert r.native.settings["subagents"]["research"]["max_turns"] == 10
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_an_approval_inside_a_child_pauses_the_run_and_resumes_the_child(records, variant):
+    """The child's needs_approval surfaces in the parent's interruptions; the saved RunState holds the nested
+    run, and the resume continues the child (lookup_refund not re-run) before the parent answers."""
+    r = records[("subagent_approval", variant)]
+    c = r.counters
+    assert r.outcome == "completed" and r.verdict == "conforms"
+    assert [s.kind for s in r.segments] == ["run", "resume"]
+    assert [(p.call_id, p.tool) for p in r.segments[0].pending] == [("refund_issue_1", "issue_refund")]
+    assert c.model_requests_by_agent == {"main": 2, "billing": 3}
+    assert c.tool_executions_by_tool == {"lookup_refund": 1, "issue_refund": 1}
+    assert c.model_requests_reported == c.model_requests_observed == 5
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_childs_failed_tool_comes_back_as_the_childs_answer(records, variant):
+    """The child's tool error goes to the child (the SDK's default error text); the child answers, the parent
+    answers from that: the run returns (incomplete), no failure reaches the task."""
+    r = records[("subagent_tool_failure", variant)]
+    assert r.outcome == "incomplete" and r.native.signals.failure is None
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert r.counters.tool_executions_by_tool == {"lookup_refund": 1}
+
+
+def test_a_token_budget_over_a_child_is_unsupported(records):
+    r = records[("subagent_token_budget", "default")]
+    assert r.unsupported == ["max_total_tokens"] and r.outcome == "completed"
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 4}
+    assert r.counters.input_tokens_reported == r.counters.input_tokens_observed == 6000
+
+
+def test_in_the_stream_variant_only_the_parent_streams(records):
+    """as_tool runs the child with Runner.run unless on_stream is given (left at its default): the parent's requests
+    stream, the child's do not; the counts are the default's."""
+    r = records[("subagent_usage", "stream")]
+    assert [(q.agent, q.stream) for q in r.requests] == [
+        ("main", True), ("billing", False), ("billing", False), ("main", True)]
