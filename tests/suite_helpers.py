@@ -75,10 +75,10 @@ def full_suite(frameworks: tuple[str, ...] | None = None) -> Path:
 def _set_apart(extra_ids: set[str], out: Path) -> None:
     """Move the extra scenarios' records from `out/results.jsonl` to `out/extras/results.jsonl`."""
     lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
-    extra = [x for x in lines if json.loads(x)["scenario"] in extra_ids]
+    is_extra = [json.loads(x)["scenario"] in extra_ids for x in lines]
     (out / EXTRAS).mkdir()
-    (out / EXTRAS / "results.jsonl").write_text("".join(extra))
-    (out / "results.jsonl").write_text("".join(x for x in lines if x not in extra))
+    (out / EXTRAS / "results.jsonl").write_text("".join(x for x, e in zip(lines, is_extra, strict=True) if e))
+    (out / "results.jsonl").write_text("".join(x for x, e in zip(lines, is_extra, strict=True) if not e))
 
 
 def suite_dir() -> Path:
