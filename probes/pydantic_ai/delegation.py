@@ -23,8 +23,9 @@ Output printed on 2026-12-04 (pydantic-ai-slim 2.68.0):
   runaway  no usage:        UsageLimitExceeded 'request_limit of 50' served parent=1 child=50
   budget   usage=ctx.usage: UsageLimitExceeded 'total_tokens_limit of 4000 (total_tokens=5500)' served parent=1 child=4
   budget   no usage:        returned; reported requests=2 tokens=2200 served parent=2 child=4
-  approval usage=ctx.usage: returned 'str'; child output DeferredToolRequests(approvals=['issue_refund']); \
-the parent's model got: {"calls":[],"approvals":[{"tool_name":"issue_refund",...
+  approval usage=ctx.usage: returned 'str'; child outputs [('DeferredToolRequests', ['issue_refund'])]; \
+the parent's model got: ['{"calls":[],"approvals":[{"tool_name":"issue_refund","args":{"order":"1042"},"tool_call_id']
+  approval no usage:        (the same)
 """
 
 from __future__ import annotations
