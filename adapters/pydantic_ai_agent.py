@@ -75,6 +75,34 @@ Translation of the neutral scenario into native controls (the `default` variant 
   the docs' per-step idiom ("Dynamic tool choice via capabilities"): the choice for the request about to be sent,
   from the tool results after its last response; a static `tool_choice='required'` is refused by `agent.run`.
 
+- sub-agents (`scenario.agents`) -> the docs' "agent delegation" (multi-agent-applications.md: "agents using another
+  agent via tools"; "You'll generally want to pass `ctx.usage` to the `usage` keyword argument of the delegate agent
+  run so usage within that run counts towards the total usage of the parent agent run"): per child, an
+  `Agent(model, name=<id>, instructions=spec.instructions, tools=<its tools, built as the main agent's>)` on the
+  same model object, and a parent tool named after the child (one string parameter, `task`; the child's
+  `description` as the tool's) whose body is the docs' `result = await child.run(task, usage=ctx.usage); return
+  result.output`. The main agent gets `instructions=scenario.instructions` when set and its own tools
+  (`Scenario.tools_of("main")`); a scenario without agents builds exactly the agent it did before. What the child
+  got (in the segment's `settings.delegate`): the parent's `RunUsage` object (`usage=ctx.usage`; agent/__init__.py
+  `usage = usage or RunUsage()`: the same object, so every child request and token lands in the parent's
+  `result.usage`, which is what the counters report: there is no separate child usage to show), no `usage_limits`
+  (the docs pass none), so the child's run checks `UsageLimits()`'s defaults (`request_limit` 50) against the SHARED
+  usage (`usage_limits = usage_limits or UsageLimits()`), and no `timeout` (a run started inside a run inherits the
+  parent's deadline: _cancel.py `inherited_run_deadline`). The parent's own `UsageLimits` are checked only at the
+  parent's steps, and the parent takes no step while its tool runs the child. Measured (probes/pydantic_ai/
+  delegation.py reproduces each with pydantic-ai's own FunctionModel): subagent_runaway's `request_limit=8` does not
+  stop the child: the child's default 50 does, on the shared count (1 main + 49 child requests; its
+  `UsageLimitExceeded` escapes the tool and the parent's run: limit_steps, 50 observed); subagent_token_budget's
+  `total_tokens_limit=4000` lets the child finish its 4 requests (5,500 tokens) and raises before the parent's next
+  request (`total_tokens=5500`). Approval inside a child: the child's tool is `requires_approval=True` and the child
+  `output_type=[str, DeferredToolRequests]`, exactly as for the main agent's tools; the child's run then ENDS with
+  a `DeferredToolRequests` output, which the docs' delegation returns as the tool's result (`result.output`,
+  serialized to the parent's model as JSON): the parent cannot pause on it, the approval is never asked, the
+  parent's run goes on and returns (subagent_approval: incomplete, issue_refund never runs, no resume). The
+  adapter does not invent a bridge (a tool could raise `ApprovalRequired` itself; no doc shows it for delegation):
+  `extra["child_deferred_outputs"]` names the child's deferred calls. A child's fatal tool error is the child's
+  `ToolFailed` (the child's model sees it and answers): the parent gets the child's answer, the run completes
+  (subagent_tool_failure: incomplete). The `delegate-no-usage` variant drops `usage=ctx.usage` (below);
 Variants (`iter`, `conversation` and `raise-fatal` keep the default's AnthropicModel): `iter` drives the same agent
 with `async with agent.iter(...) as run: async for node in run` (the graph-node idiom the docs show for step-by-step
 control); `run.usage` is there even after a raise, so it reports counters where `agent.run`'s exceptions carry none
@@ -99,6 +127,15 @@ token_budget trips at the 3rd response's `message_start` (`total_tokens=31000` i
 31500), before the `message_delta` carrying its output tokens is read, so the reported output tokens are 1,000 where
 the server served 1,500 (probes/pydantic_ai/stream_token_limit.py). A model failure's counts stay null as the
 default's.
+
+`delegate-no-usage` is the default with the child run as `await child.run(task)`, without `usage=ctx.usage`, as users
+who forget it do (the docs say "generally"): the child's run starts a `RunUsage` of its own (and its own default
+`request_limit` 50), so the parent's `result.usage` and its `UsageLimits` see none of the child's requests or tokens
+(subagent_usage reports 2,000 of the 4,000 input tokens served; subagent_token_budget completes at 6,600 tokens
+against a 4,000 budget; subagent_runaway runs the child to loopbench's 50-request safety cap, one request before the
+child's own limit would raise: probes/pydantic_ai/delegation.py shows 1 + 50 without the cap). The child runs' own
+`result.usage`, summed over those that returned, is in `extra["usage_children"]` (a child run that raised takes its
+usage with it).
 
 Signal mapping (no scenario knowledge): a `DeferredToolRequests` output -> paused; `UsageLimitExceeded` -> limit
 (raised); `RunTimedOut` -> limit="deadline" (raised); kit's `ToolDenied` in the chain -> denied;
@@ -145,6 +182,7 @@ from loopbench.harness.record import (
     SegmentResult,
 )
 from loopbench.harness.scenario import Scenario
+from loopbench.harness.scenario.model import MAIN_AGENT
 
 HISTORY_FILE = "messages.json"
 CONVERSATION_FILE = "conversation.json"
@@ -246,7 +284,10 @@ class PydanticAIAdapter(Adapter):
                "raises it as an ordinary exception instead, which ends the run"),
     )
     mechanism_table: ClassVar[dict[Intent, str]] = {
-        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
+        "delegate": "agent delegation (multi-agent-applications.md): the parent's tool named after the child "
+                    "(task: str) runs `await child.run(task, usage=ctx.usage)` on a child Agent(model, "
+                    "instructions=..., tools=...) and returns result.output; the child's usage is added to the "
+                    "parent's RunUsage, no usage_limits passed to the child",
         "deny_stop": "the tool records the check and raises an ordinary exception, which propagates out of the "
                      "agent run (tools-advanced.md: 'Any other exception propagates out of the agent run')",
         "deny_continue": "Tool(requires_approval=True) + capabilities=[HandleDeferredToolCalls(handler)] answering "
@@ -274,7 +315,8 @@ class PydanticAIAdapter(Adapter):
         return neutral_id(raw, self.id_prefix)
 
     # ---------------------------------------------------------------- building the agent
-    def _tools(self, scenario: Scenario, ledger: LedgerClient) -> list[Any]:
+    def _tools(self, scenario: Scenario, ledger: LedgerClient, names: list[str]) -> list[Any]:
+        """The tools `names` (one agent's: `Scenario.tools_of`), each executing through the ledger."""
         from pydantic_ai import ModelRetry, Tool
 
         deny_stops = scenario.policy.deny == "stop"
@@ -300,7 +342,7 @@ class PydanticAIAdapter(Adapter):
                 tool.requires_approval = True
             return tool
 
-        return [make(n) for n in scenario.tools]
+        return [make(n) for n in names]
 
     def _fatal(self, text: str) -> Exception:
         """What the tool raises for an error its service answered as fatal: pydantic-ai's `ToolFailed` (the call is
@@ -309,9 +351,12 @@ class PydanticAIAdapter(Adapter):
 
         return ToolFailed(text)
 
-    def _capabilities(self, scenario: Scenario, ledger: LedgerClient, settings: dict[str, Any]) -> list[Any]:
+    def _capabilities(self, scenario: Scenario, ledger: LedgerClient, settings: dict[str, Any], names: list[str],
+                      main: bool = True) -> list[Any]:
+        """The capabilities of the agent given `names`: the deny handler for its denied tools; the main agent's
+        `tool_choice` (a child's turn asks none)."""
         caps: list[Any] = []
-        denied = {n for n, s in scenario.tools.items() if s.approval == "deny"}
+        denied = {n for n in names if scenario.tools[n].approval == "deny"}
         if denied and scenario.policy.deny == "continue":
             from pydantic_ai import ToolDenied as NativeDenied
             from pydantic_ai.capabilities import HandleDeferredToolCalls
@@ -331,7 +376,7 @@ class PydanticAIAdapter(Adapter):
                                 "how": "requires_approval + HandleDeferredToolCalls -> ToolDenied(message)"}
         elif denied:
             settings["deny"] = {"tools": sorted(denied), "intent": "stop", "how": "the tool raises (escapes the run)"}
-        if scenario.tool_choice_rules():
+        if main and scenario.tool_choice_rules():
             from pydantic_ai.capabilities import AbstractCapability
 
             prefix = self.id_prefix
@@ -361,20 +406,84 @@ class PydanticAIAdapter(Adapter):
         return AnthropicModel(self.model_id(scenario), provider=provider), {
             "provider": "AnthropicProvider(anthropic_client=AsyncAnthropic(base_url=...))"}
 
-    def _agent(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, dict[str, Any]]:
-        from pydantic_ai import Agent, DeferredToolRequests
+    def _agent(self, scenario: Scenario, ctx: RunContext, tree: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """(main agent, settings record). `tree`: the segment's `extra`, where a delegation records what the
+        framework exposes of its child's run."""
+        from pydantic_ai import Agent
 
         ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
         model, settings = self._model(scenario, ctx)
+        kwargs = self._agent_kwargs(scenario, ledger, settings, MAIN_AGENT)
+        tools = self._tools(scenario, ledger, scenario.tools_of(MAIN_AGENT))
+        if scenario.agents:
+            delegate: dict[str, Any] = {}
+            for child_id in scenario.children_of(MAIN_AGENT):
+                spec = scenario.agents[child_id]
+                record: dict[str, Any] = {"tool": child_id, "instructions": "the child's own (AgentSpec.instructions)",
+                                          "model": "the main agent's model object",
+                                          "run": self.child_run, **self.child_limits}
+                child = Agent(model, name=child_id, instructions=spec.instructions,
+                              tools=self._tools(scenario, ledger, scenario.tools_of(child_id)),
+                              **self._agent_kwargs(scenario, ledger, record, child_id))
+                tools.append(self._delegation(child_id, spec.description, child, tree))
+                delegate[child_id] = record
+            settings["delegate"] = delegate
+        if scenario.instructions is not None:
+            kwargs["instructions"] = scenario.instructions
+        agent = Agent(model, tools=tools, **kwargs)
+        return agent, settings
+
+    def _agent_kwargs(self, scenario: Scenario, ledger: LedgerClient, settings: dict[str, Any], who: str
+                      ) -> dict[str, Any]:
+        """The Agent arguments of one agent's tools: the deferred output an approval needs, the capabilities."""
+        from pydantic_ai import DeferredToolRequests
+
+        names = scenario.tools_of(who)
         kwargs: dict[str, Any] = {}
-        if any(s.approval == "required" for s in scenario.tools.values()):
+        if any(scenario.tools[n].approval == "required" for n in names):
             kwargs["output_type"] = [str, DeferredToolRequests]
             settings["output_type"] = "[str, DeferredToolRequests]"
-        caps = self._capabilities(scenario, ledger, settings)
+        caps = self._capabilities(scenario, ledger, settings, names, main=who == MAIN_AGENT)
         if caps:
             kwargs["capabilities"] = caps
-        agent = Agent(model, tools=self._tools(scenario, ledger), **kwargs)
-        return agent, settings
+        return kwargs
+
+    # what the child's run gets: the docs' delegation passes `usage=ctx.usage` and nothing else
+    child_run: ClassVar[str] = "await child.run(task, usage=ctx.usage); the tool returns result.output"
+    child_limits: ClassVar[dict[str, str]] = {
+        "usage": "the parent's RunUsage (ctx.usage): the child's requests and tokens are added to the parent's",
+        "usage_limits": "none passed: the child's run checks UsageLimits() defaults (request_limit 50) against the "
+                        "shared RunUsage; the parent's UsageLimits are checked only at the parent's own steps",
+        "timeout": "none passed: a run started inside a run inherits the parent's deadline (inherited_run_deadline)",
+    }
+
+    async def _run_child(self, child: Any, task: str, ctx: Any) -> Any:
+        """The docs' agent delegation (multi-agent-applications.md): the child's usage counts toward the parent's."""
+        return await child.run(task, usage=ctx.usage)
+
+    def _delegation(self, child_id: str, description: str, child: Any, tree: dict[str, Any]) -> Any:
+        """The parent's tool named after the child, with one string parameter (the docs' `async def
+        joke_factory(ctx: RunContext[None], count: int)`, here `task: str`): it runs the child, returns its output."""
+        from pydantic_ai import Tool
+
+        async def delegate(ctx: Any, task: str) -> Any:
+            result = await self._run_child(child, task, ctx)
+            self._child_done(child_id, result, tree)
+            return result.output
+
+        schema = {"type": "object", "properties": {"task": {"type": "string", "description": "The task to hand over."}},
+                  "required": ["task"], "additionalProperties": False}
+        return Tool.from_schema(delegate, name=child_id, description=description, json_schema=schema, takes_ctx=True)
+
+    def _child_done(self, child_id: str, result: Any, tree: dict[str, Any]) -> None:
+        """After a child's run returned: its output's kind (a DeferredToolRequests output is a pause the parent
+        never sees as one)."""
+        from pydantic_ai import DeferredToolRequests
+
+        if isinstance(result.output, DeferredToolRequests):
+            tree.setdefault("child_deferred_outputs", []).append(
+                {"agent": child_id, "approvals": [p.tool_name for p in result.output.approvals],
+                 "calls": [p.tool_name for p in result.output.calls]})
 
     def _limits(self, scenario: Scenario) -> tuple[dict[str, Any], dict[str, LimitTranslation]]:
         """(run kwargs, limits record, unsupported)."""
@@ -411,15 +520,17 @@ class PydanticAIAdapter(Adapter):
 
     # ---------------------------------------------------------------- running
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
-        agent, settings = self._agent(scenario, ctx)
-        return await self._drive(scenario, ctx, agent, settings, {"user_prompt": scenario.prompt}, {})
+        tree: dict[str, Any] = {}
+        agent, settings = self._agent(scenario, ctx, tree)
+        return await self._drive(scenario, ctx, agent, settings, {"user_prompt": scenario.prompt}, tree)
 
     async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
                      ) -> SegmentResult:
-        agent, settings = self._agent(scenario, ctx)
+        tree: dict[str, Any] = {"resumed_from": snapshot.name}
+        agent, settings = self._agent(scenario, ctx, tree)
         pending = json.loads((snapshot / PENDING_FILE).read_text())
         start = self._resume_input(snapshot, {p["raw_id"]: decisions.get(p["call_id"] or "") for p in pending})
-        return await self._drive(scenario, ctx, agent, settings, start, {"resumed_from": snapshot.name})
+        return await self._drive(scenario, ctx, agent, settings, start, tree)
 
     def _resume_input(self, snapshot: Path, decisions: dict[str, str | None]) -> dict[str, Any]:
         """The run arguments that continue the pause: the saved history and the human's decisions."""
@@ -693,6 +804,37 @@ class PydanticAIStreamEvents(PydanticAIAdapter):
         return result, _usage(result)
 
 
+class PydanticAIDelegateNoUsage(PydanticAIAdapter):
+    variant = "delegate-no-usage"
+    about = ("the default, with the sub-agent run without usage=ctx.usage, as users who forget it do: the child's "
+             "requests and tokens are in no count of the parent's run and under none of its limits")
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **PydanticAIAdapter.mechanism_table,
+        "delegate": "agent delegation without the docs' usage=ctx.usage: the parent's tool named after the child "
+                    "(task: str) runs `await child.run(task)` on a child Agent(model, instructions=..., tools=...) and "
+                    "returns result.output; the child's run keeps a RunUsage of its own",
+    }
+    child_run = "await child.run(task); the tool returns result.output"
+    child_limits = {
+        "usage": "none passed: the child's run starts a RunUsage of its own, which the parent's does not include",
+        "usage_limits": "none passed: the child's run checks UsageLimits() defaults (request_limit 50) against its "
+                        "own RunUsage",
+        "timeout": "none passed: a run started inside a run inherits the parent's deadline (inherited_run_deadline)",
+    }
+
+    async def _run_child(self, child: Any, task: str, ctx: Any) -> Any:
+        return await child.run(task)
+
+    def _child_done(self, child_id: str, result: Any, tree: dict[str, Any]) -> None:
+        """The child's own `result.usage` (not in the parent's): summed over the child runs that returned, as
+        `usage_children` (a child run that raised takes its usage with it)."""
+        super()._child_done(child_id, result, tree)
+        usage = _usage(result)
+        total = tree.setdefault("usage_children", {"requests": 0, "input_tokens": 0, "output_tokens": 0})
+        for key in total:
+            total[key] += getattr(usage, key) or 0
+
+
 # the framework's other idioms, in the order runs and reports show them
 PydanticAIAdapter.variant_classes = (PydanticAIIter, PydanticAIConversation, PydanticAIOpenAIChat, PydanticAIRaiseFatal,
-                                     PydanticAIStreamEvents)
+                                     PydanticAIStreamEvents, PydanticAIDelegateNoUsage)

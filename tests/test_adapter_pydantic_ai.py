@@ -14,10 +14,12 @@ from tests.suite_helpers import run_framework
 
 SUITE_FRAMEWORKS = ("pydantic-ai",)  # run alone, the suite run is this framework's only
 
-VARIANTS = ("default", "iter", "conversation", "openai-chat", "raise-fatal", "stream-events")
+VARIANTS = ("default", "iter", "conversation", "openai-chat", "raise-fatal", "stream-events", "delegate-no-usage")
 # AnthropicModel + AnthropicProvider; openai-chat: OpenAIChatModel
-ANTHROPIC = ("default", "iter", "conversation", "raise-fatal", "stream-events")
-TOOL_FAILED = ("default", "iter", "conversation", "openai-chat", "stream-events")  # a fatal tool error is pydantic-ai's ToolFailed
+ANTHROPIC = ("default", "iter", "conversation", "raise-fatal", "stream-events", "delegate-no-usage")
+# a fatal tool error is pydantic-ai's ToolFailed
+TOOL_FAILED = ("default", "iter", "conversation", "openai-chat", "stream-events", "delegate-no-usage")
+SHARED_USAGE = tuple(v for v in VARIANTS if v != "delegate-no-usage")  # the docs' usage=ctx.usage
 MODEL_CLASS = {v: "pydantic_ai.models.anthropic.AnthropicModel" for v in ANTHROPIC} | {
     "openai-chat": "pydantic_ai.models.openai.OpenAIChatModel"}
 
@@ -294,3 +296,102 @@ def test_streamed_the_token_limit_trips_mid_response_and_loses_its_output_tokens
     assert c.model_requests_reported == c.model_requests_observed == 3
     assert (c.input_tokens_reported, c.input_tokens_observed) == (30_000, 30_000)
     assert (c.output_tokens_reported, c.output_tokens_observed) == (1_000, 1_500)
+
+
+# ---------------------------------------------------------------- sub-agents: the docs' agent delegation
+def test_every_variant_delegates_through_a_tool_running_the_child_and_only_one_forgets_the_usage():
+    for variant in VARIANTS:
+        row = adapter_class("pydantic-ai", variant).mechanism_table["delegate"]
+        assert row.startswith("agent delegation"), variant
+        assert ("usage=ctx.usage" in row and "await child.run(task, usage=ctx.usage)" in row) == (
+            variant in SHARED_USAGE), variant
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_child_is_its_own_agent_reached_by_a_tool_named_after_it(records, variant):
+    """The server tells the child's requests by its instructions and serves the delegation as a call to the tool
+    named `billing`: the child's two requests, the parent's two, the child's tool run on the ledger."""
+    r = records[("subagent_usage", variant)]
+    assert r.outcome == "completed" and r.violations == []
+    assert [q.agent for q in r.requests] == ["main", "billing", "billing", "main"]
+    assert r.counters.tool_executions_by_agent == {"billing": 1}
+    assert set(r.native.settings["delegate"]) == {"billing"}
+    assert r.native.settings["delegate"]["billing"]["usage_limits"].startswith("none passed")
+
+
+@pytest.mark.parametrize("variant", SHARED_USAGE)
+def test_with_usage_ctx_usage_the_run_reports_the_childs_tokens_too(records, variant):
+    c = records[("subagent_usage", variant)].counters
+    assert c.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert (c.model_requests_reported, c.input_tokens_reported, c.output_tokens_reported) == (4, 4000, 400)
+    assert (c.input_tokens_observed, c.output_tokens_observed) == (4000, 400)
+
+
+def test_without_usage_the_run_reports_the_parents_tokens_only(records):
+    r = records[("subagent_usage", "delegate-no-usage")]
+    c = r.counters
+    assert c.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert (c.model_requests_reported, c.input_tokens_reported, c.output_tokens_reported) == (2, 2000, 200)
+    assert (c.input_tokens_observed, c.output_tokens_observed) == (4000, 400)
+    # the child's own result.usage, which the parent's does not include
+    assert r.native.signals.extra["usage_children"] == {"requests": 2, "input_tokens": 2000, "output_tokens": 200}
+
+
+@pytest.mark.parametrize("variant", SHARED_USAGE)
+def test_the_parents_request_limit_does_not_stop_the_child_its_default_50_does(records, variant):
+    """request_limit=8 is checked at the parent's steps; the child's run (no usage_limits passed, the docs' idiom)
+    checks UsageLimits()'s default 50 against the shared RunUsage: 1 + 49 (probes/pydantic_ai/delegation.py)."""
+    r = records[("subagent_runaway", variant)]
+    assert r.native.settings["usage_limits"] == {"request_limit": 8}
+    assert r.outcome == "limit_steps" and r.native.signals.exception_type == "UsageLimitExceeded"
+    assert "request_limit of 50" in (r.native.signals.exception_message or "")
+    assert r.counters.model_requests_by_agent == {"main": 1, "research": 49}
+    assert r.counters.tool_executions_by_tool == {"search_kb": 49}
+
+
+def test_without_usage_the_child_runs_to_the_safety_cap(records):
+    """The child counts from 0 on its own: its 50th request is the tree's 51st, past loopbench's cap."""
+    r = records[("subagent_runaway", "delegate-no-usage")]
+    assert r.outcome == "capped" and r.counters.model_requests_by_agent == {"main": 1, "research": 50}
+
+
+@pytest.mark.parametrize("variant", SHARED_USAGE)
+def test_the_token_budget_is_checked_after_the_child_returns(records, variant):
+    """The child has no token limit: its 4 requests run; the parent raises before its next request."""
+    r = records[("subagent_token_budget", variant)]
+    assert r.outcome == "limit_budget" and "total_tokens=5500" in (r.native.signals.exception_message or "")
+    assert r.counters.model_requests_by_agent == {"main": 1, "billing": 4}
+    assert r.counters.total_tokens_observed == 5500
+
+
+def test_without_usage_the_token_budget_never_sees_the_child(records):
+    c = records[("subagent_token_budget", "delegate-no-usage")].counters
+    assert c.model_requests_by_agent == {"main": 2, "billing": 4} and c.total_tokens_observed == 6600
+    assert (c.input_tokens_reported, c.output_tokens_reported) == (2000, 200)
+    assert records[("subagent_token_budget", "delegate-no-usage")].outcome == "completed"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_an_approval_inside_the_child_ends_the_child_not_the_parent(records, variant):
+    """The child's run ends with a DeferredToolRequests output; the delegation returns it as the tool's result: no
+    pause reaches the caller, the refund is never asked for nor issued, the parent answers."""
+    r = records[("subagent_approval", variant)]
+    assert r.native.signals.ended == "returned" and r.outcome == "incomplete"
+    assert [s.kind for s in r.segments] == ["run"]
+    assert r.native.signals.extra["child_deferred_outputs"] == [
+        {"agent": "billing", "approvals": ["issue_refund"], "calls": []}]
+    assert r.counters.approval_requests == 0 and "issue_refund" not in r.counters.tool_executions_by_tool
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 2}
+
+
+@pytest.mark.parametrize("variant", TOOL_FAILED)
+def test_a_childs_fatal_tool_error_is_the_childs_to_answer(records, variant):
+    r = records[("subagent_tool_failure", variant)]
+    assert r.outcome == "incomplete" and r.native.signals.ended == "returned"
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 2}
+
+
+def test_raise_fatal_ends_the_whole_tree_on_a_childs_fatal_tool_error(records):
+    r = records[("subagent_tool_failure", "raise-fatal")]
+    assert r.outcome == "failed" and r.native.signals.exception_type == "ToolFailed"
+    assert r.counters.model_requests_by_agent == {"main": 1, "billing": 1}
