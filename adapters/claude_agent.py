@@ -72,7 +72,8 @@ streaming-input sessions, which a one-prompt task does not reach:
   the whole tree, sub-agents included, and so does `total_cost_usd`; `usage` covers the main loop only
   (claim C09): both are in `extra` (`usage`, and `model_usage_tree_tokens`, the tree's sums). Model requests
   reported stay the main loop's responses (`parent_tool_use_id` None); the children's responses the SDK
-  streamed (AssistantMessages with a `parent_tool_use_id`) are counted apart in `extra["child_model_responses"]`.
+  streamed (AssistantMessages with a `parent_tool_use_id`) are counted apart in `extra["child_model_responses"]`
+  (a child's final answer is not streamed: it comes back as the Agent tool's result, so this is a floor).
 Every run of the user's approval code (each hook or can_use_tool call for a tool whose approval is not `none`)
 records an `authorize` event in the ledger (approval-callback invocations, re-runs on resume included).
 
