@@ -232,7 +232,8 @@ class ClaudeAgentAdapter(Adapter):
              "process); policy deny through a PreToolUse hook answering deny (+ continue=false to stop)")
     mechanism_table: ClassVar[dict[Intent, str]] = {
         "delegate": "ClaudeAgentOptions(agents={id: AgentDefinition(description, prompt, tools)}) reached through "
-                    "the CLI's Agent tool (subagent_type=<id>)",
+                    "the CLI's Agent tool (subagent_type=<id>), in the foreground "
+                    "(CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1); the child gets no maxTurns of its own",
         "deny_stop": "PreToolUse hook permissionDecision=deny + continue=false (terminal_reason hook_stopped)",
         "deny_continue": "PreToolUse hook permissionDecision=deny",
         "approval_pause": "PreToolUse hook permissionDecision=defer (terminal_reason tool_deferred); "
