@@ -48,6 +48,32 @@ streaming-input sessions, which a one-prompt task does not reach:
   `"continue": false` and a `stopReason`, the hooks' documented way to stop: the CLI ends the run with
   `terminal_reason="hook_stopped"` (subtype `success`) and lists the call in `permission_denials`; that pair is
   reported as `denied`.
+- sub-agents (scenarios with `agents`), the SDK's documented idiom (the Agent SDK's "Subagents in the SDK"
+  guide: `ClaudeAgentOptions(agents={name: AgentDefinition(description, prompt, tools)})`, the parent reaching
+  them through the CLI's built-in Agent tool, formerly Task, which it must have and be allowed): one
+  AgentDefinition per child with `description`, `prompt` = the child's instructions (the CLI puts it in the
+  child's system prompt after its own one-line preamble) and `tools` = its tools' MCP names; the parent gets
+  `tools=["Agent"]` and "Agent" in `allowed_tools`, and `system_prompt` = the scenario's instructions (set only
+  when a scenario has them, which only scenarios with agents do). The children's tools live in the same SDK MCP
+  server, so the parent is offered them too (the CLI has no per-agent MCP filter for an in-process server);
+  AgentDefinition.tools keeps each child to its own. A child gets nothing else: no `maxTurns`, `model`,
+  `permissionMode` (the CLI's defaults: the parent's model; no turn limit of its own). The CLI 2.1 runs a
+  sub-agent in the background unless the model sets `run_in_background=false` (the parent then gets "Async agent
+  launched", answers, and a later notification starts another turn and a second ResultMessage): the scenarios'
+  intent is call and return, so the adapter sets the CLI's documented `CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1`
+  for scenarios with agents (recorded in `env`). Measured (probes/claude/subagents.py): the server sees each
+  child's requests by its prompt; the main `max_turns` does not count a child's turns (subagent_runaway: the
+  child ran until the server's safety cap, 49 searches, with max_turns=8); the PreToolUse hook and
+  `can_use_tool` are called for a child's tool calls too (with the child's `agent_id`), but a hook's "defer"
+  inside a child does not pause the run: the CLI ends the child at once ("Subagent completed but returned no
+  output" is the Agent tool's result), the parent goes on and the run completes, with no `deferred_tool_use`,
+  so nothing is left to resume (recorded as it happens, never faked); `can_use_tool` decides a child's call in
+  process as it does the parent's. Tokens: `model_usage` (the reported tokens, as for every scenario) covers
+  the whole tree, sub-agents included, and so does `total_cost_usd`; `usage` covers the main loop only
+  (claim C09): both are in `extra` (`usage`, and `model_usage_tree_tokens`, the tree's sums). Model requests
+  reported stay the main loop's responses (`parent_tool_use_id` None); the children's responses the SDK
+  streamed (AssistantMessages with a `parent_tool_use_id`) are counted apart in `extra["child_model_responses"]`
+  (a child's final answer is not streamed: it comes back as the Agent tool's result, so this is a floor).
 Every run of the user's approval code (each hook or can_use_tool call for a tool whose approval is not `none`)
 records an `authorize` event in the ledger (approval-callback invocations, re-runs on resume included).
 
@@ -118,6 +144,9 @@ SERVER = "loopbench"
 PREFIX = f"mcp__{SERVER}__"
 META_TOOL_USE_ID = "claudecode/toolUseId"
 SESSION_FILE = "session.json"
+# the CLI's built-in tool that runs a sub-agent (`subagent_type` names the AgentDefinition; `Task` before 2.1)
+AGENT_TOOL = "Agent"
+NO_BACKGROUND = "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"
 PENDING_FILE = "pending.json"
 STEP_UNIT = "turn (num_turns)"
 # How a pause is resumed: the hooks reference's way for a deferred call (`claude -p --resume <session id>`, no
@@ -165,6 +194,7 @@ class _Segment:
     texts: list[str] = field(default_factory=list)
     undecided: list[str] = field(default_factory=list)  # can_use_tool: calls the harness had no decision for
     api_retries: int = 0  # SystemMessage(subtype="api_retry") the CLI streamed
+    child_message_ids: list[str] = field(default_factory=list)  # sub-agents' responses (parent_tool_use_id set)
 
 
 @dataclass(frozen=True)
@@ -201,7 +231,9 @@ class ClaudeAgentAdapter(Adapter):
              "through a PreToolUse hook answering defer (resumed with resume=<session id> in another "
              "process); policy deny through a PreToolUse hook answering deny (+ continue=false to stop)")
     mechanism_table: ClassVar[dict[Intent, str]] = {
-        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
+        "delegate": "ClaudeAgentOptions(agents={id: AgentDefinition(description, prompt, tools)}) reached through "
+                    "the CLI's Agent tool (subagent_type=<id>), in the foreground "
+                    "(CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1); the child gets no maxTurns of its own",
         "deny_stop": "PreToolUse hook permissionDecision=deny + continue=false (terminal_reason hook_stopped)",
         "deny_continue": "PreToolUse hook permissionDecision=deny",
         "approval_pause": "PreToolUse hook permissionDecision=defer (terminal_reason tool_deferred); "
@@ -314,15 +346,30 @@ class ClaudeAgentAdapter(Adapter):
         cwd.mkdir(parents=True, exist_ok=True)
         allowed = [PREFIX + n for n, s in scenario.tools.items() if s.approval == "none"]
         gated = [n for n, s in scenario.tools.items() if s.approval != "none"]
+        builtin: list[str] = []
+        agent_kwargs: dict[str, Any] = {}
+        agent_settings: dict[str, Any] = {}
+        if scenario.agents:
+            # the SDK's sub-agent idiom: AgentDefinitions in `agents`, reached through the CLI's built-in Agent
+            # tool, which the parent must have and be allowed to use
+            builtin = [AGENT_TOOL]
+            allowed = [*allowed, AGENT_TOOL]
+            agent_kwargs, agent_settings = self._agents(scenario)
+            # the scenarios' intent is call and return: the CLI's documented switch keeps the Agent tool in the
+            # foreground (2.1 runs a sub-agent in the background unless the model sets run_in_background=false)
+            env[NO_BACKGROUND] = "1"
+        if scenario.instructions is not None:  # the main agent's system prompt (no older scenario sets one)
+            agent_kwargs["system_prompt"] = scenario.instructions
+            agent_settings["system_prompt"] = "<scenario.instructions>"
         kwargs: dict[str, Any] = dict(
-            tools=[], mcp_servers={SERVER: mcp_config}, strict_mcp_config=True, setting_sources=[], cwd=str(cwd),
-            model=scenario.model.id, env=env, allowed_tools=allowed, include_partial_messages=True,
-            **limit_kwargs,
+            tools=builtin, mcp_servers={SERVER: mcp_config}, strict_mcp_config=True, setting_sources=[],
+            cwd=str(cwd), model=scenario.model.id, env=env, allowed_tools=allowed, include_partial_messages=True,
+            **agent_kwargs, **limit_kwargs,
         )
         settings: dict[str, Any] = {
-            "model": scenario.model.id, "tools": [], "mcp_servers": {SERVER: "sdk (in-process)"},
+            "model": scenario.model.id, "tools": builtin, "mcp_servers": {SERVER: "sdk (in-process)"},
             "strict_mcp_config": True, "setting_sources": [], "permission_mode": "unset (default)",
-            "allowed_tools": allowed, **limit_kwargs,
+            "allowed_tools": allowed, **agent_settings, **limit_kwargs,
             # observation only: one message_start stream event per model response, empty responses included
             "include_partial_messages": True,
             "env": sorted(k for k in env if k not in ("ANTHROPIC_API_KEY",)),
@@ -340,6 +387,23 @@ class ClaudeAgentAdapter(Adapter):
         kwargs.update(approval_kwargs)
         unsupported.extend(cannot)
         return ClaudeAgentOptions(**kwargs), settings, limits, unsupported
+
+    @staticmethod
+    def _agents(scenario: Scenario) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The children as the SDK documents them: one AgentDefinition each (description, prompt, its tools by
+        their MCP names), nothing else set (no maxTurns, model or permissionMode: the CLI's defaults)."""
+        from claude_agent_sdk import AgentDefinition
+
+        agents = {aid: AgentDefinition(description=spec.description, prompt=spec.instructions,
+                                       tools=[PREFIX + t for t in spec.tools])
+                  for aid, spec in scenario.agents.items()}
+        kwargs: dict[str, Any] = {"agents": agents}
+        settings: dict[str, Any] = {
+            "agents": {aid: {"description": "<spec.description>", "prompt": "<spec.instructions>",
+                             "tools": a.tools, "maxTurns": "unset", "model": "unset (CLI default)"}
+                       for aid, a in agents.items()},
+        }
+        return kwargs, settings
 
     def _approvals(self, scenario: Scenario, ctx: RunContext, seg: _Segment, decisions: dict[str, str],
                    gated: list[str]) -> tuple[dict[str, Any], list[str]]:
@@ -467,6 +531,9 @@ class ClaudeAgentAdapter(Adapter):
                 mid = (message.event.get("message") or {}).get("id")
                 if mid and mid not in seg.message_ids:
                     seg.message_ids.append(mid)
+        elif isinstance(message, AssistantMessage) and message.parent_tool_use_id is not None:
+            if message.error is None and message.message_id and message.message_id not in seg.child_message_ids:
+                seg.child_message_ids.append(message.message_id)
         elif isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
             # error=... marks the CLI's own synthetic message for a failed API call: not a response
             if message.error is None and message.message_id and message.message_id not in seg.message_ids:
@@ -510,6 +577,13 @@ class ClaudeAgentAdapter(Adapter):
                                                                  "cache_read_input_tokens",
                                                                  "cache_creation_input_tokens")},
                      duration_ms=rm.duration_ms, duration_api_ms=rm.duration_api_ms, session_id=rm.session_id)
+        if seg.child_message_ids:
+            # what the SDK streamed of the sub-agents (AssistantMessages with parent_tool_use_id), and the tree's
+            # tokens as `model_usage` has them next to the main loop's `usage` (claim C09)
+            extra["child_model_responses"] = len(seg.child_message_ids)
+        if scenario.agents:
+            tree_in, tree_out = self._tokens(rm)
+            extra["model_usage_tree_tokens"] = {"input_tokens": tree_in, "output_tokens": tree_out}
         if rm.errors:
             extra["errors"] = rm.errors[:5]
         if at_pause is not None:

@@ -359,3 +359,81 @@ def test_nothing_written_to_home(suite):
     for place in (home / ".cache" / "claude-cli-nodejs", home / ".claude" / "projects"):
         if place.exists():
             assert not [p.name for p in place.iterdir() if marker in p.name], place
+
+
+# ---------------------------------------------------------------- sub-agents (AgentDefinitions behind the Agent tool)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_sub_agent_is_an_agent_definition_reached_through_the_agent_tool(records, variant):
+    r = records[("subagent_usage", variant)]
+    assert r.outcome == "completed" and r.verdict == "conforms"
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert [q.agent for q in r.requests] == ["main", "billing", "billing", "main"]
+    assert r.requests[0].tools_offered[0] == "Agent" and r.requests[1].tools_offered == ["mcp__loopbench__lookup_refund"]
+    assert r.counters.tool_executions_by_agent == {"billing": 1}
+    settings = r.native.settings
+    assert settings["tools"] == ["Agent"] and "Agent" in settings["allowed_tools"]
+    assert settings["agents"]["billing"]["tools"] == ["mcp__loopbench__lookup_refund"]
+    assert "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS" in settings["env"]
+    # scenarios without agents keep the old options: no built-in tool, no agents, no system prompt
+    old = records[("support_draft_completes", variant)].native.settings
+    assert old["tools"] == [] and "agents" not in old and "system_prompt" not in old
+    assert "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS" not in old["env"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_usage_is_the_main_loops_and_model_usage_the_trees(records, variant):
+    """Claim C09: the reported tokens (model_usage, as for every scenario) are the whole tree's, as served;
+    `usage` holds the main loop's two requests only."""
+    r = records[("subagent_usage", variant)]
+    c, extra = r.counters, r.native.signals.extra
+    assert (c.input_tokens_reported, c.output_tokens_reported) == (c.input_tokens_observed, c.output_tokens_observed)
+    assert extra["model_usage_tree_tokens"] == {"input_tokens": c.input_tokens_observed,
+                                                "output_tokens": c.output_tokens_observed}
+    assert extra["usage"]["input_tokens"] == c.input_tokens_by_agent["main"]
+    assert extra["usage"]["output_tokens"] == c.output_tokens_by_agent["main"]
+    # the child's tool-call response is streamed; its final answer comes back as the Agent tool's result
+    assert c.model_requests_reported == 2 and extra["child_model_responses"] == 1
+    assert c.cost_usd_reported == pytest.approx(c.cost_usd_observed)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_max_turns_does_not_count_a_sub_agents_turns(records, variant):
+    """subagent_runaway: max_turns=8 on the main run; the child runs until the server's safety cap."""
+    r = records[("subagent_runaway", variant)]
+    assert r.limits["max_model_calls"].native == "max_turns=8"
+    assert r.outcome == "capped"
+    assert r.counters.model_requests_by_agent["research"] > 8
+    assert r.native.signals.extra["num_turns"] == 2 and r.native.signals.subtype != "error_max_turns"
+
+
+def test_a_deferred_call_inside_a_sub_agent_does_not_pause(records):
+    """The hook is asked for the child's call and defers it; the CLI ends the child, the run completes, nothing
+    is pending and nothing is resumed: the refund never runs."""
+    r = records[("subagent_approval", "default")]
+    assert r.counters.authorize_events_by_tool == {"issue_refund": 1}
+    assert [e.agent for e in r.ledger if e.kind == "authorize"] == ["billing"]
+    assert r.counters.tool_executions_by_tool == {"lookup_refund": 1}
+    assert r.native.signals.terminal_reason == "completed" and r.native.signals.pending == []
+    assert r.counters.resumes == 0 and r.outcome == "incomplete"
+
+
+def test_can_use_tool_decides_a_sub_agents_call_in_process(records):
+    r = records[("subagent_approval", "can-use-tool")]
+    assert r.counters.approval_requests == 1
+    assert r.counters.tool_executions_by_tool == {"lookup_refund": 1, "issue_refund": 1}
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 3}
+    assert r.verdict == "unsupported"  # the scenario's resume: this idiom cannot pause
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_sub_agents_tool_failure_is_its_own_to_answer(records, variant):
+    r = records[("subagent_tool_failure", variant)]
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert r.native.signals.terminal_reason == "completed" and r.outcome == "incomplete"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_sub_agents_tokens_are_outside_any_native_token_budget(records, variant):
+    r = records[("subagent_token_budget", variant)]
+    assert r.unsupported == ["max_total_tokens"] and r.outcome == "completed"
+    assert r.counters.input_tokens_reported == r.counters.input_tokens_observed

@@ -195,6 +195,13 @@ def test_each_agent_is_answered_from_its_own_script(scenario):
                                                       "subagent_type": {"type": "string"}},
                                        "required": ["description", "prompt", "subagent_type"]}},
      "Task", {"description": "T", "prompt": "T", "subagent_type": "billing"}),
+    # the CLI's Agent tool (2.1): subagent_type optional (without it the CLI runs its general-purpose agent)
+    (["Agent", "get_ticket"], {"Agent": {"properties": {"description": {"type": "string"},
+                                                        "prompt": {"type": "string"},
+                                                        "subagent_type": {"type": "string"},
+                                                        "run_in_background": {"type": "boolean"}},
+                                         "required": ["description", "prompt"]}},
+     "Agent", {"description": "T", "prompt": "T", "subagent_type": "billing"}),
     # Gemini's upper-case types, ADK's transfer_to_agent
     (["transfer_to_agent"], {"transfer_to_agent": {"properties": {"agent_name": {"type": "STRING"}}}},
      "transfer_to_agent", {"agent_name": "billing"}),

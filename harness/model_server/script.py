@@ -24,7 +24,8 @@ The rules, in short:
   named after it (`billing`, or ending `_billing`, `-billing`, `__billing`: `transfer_to_billing`), else the one
   whose parameters name an agent (`subagent_type`, `agent_name`); its arguments are filled from that tool's
   schema as a model would: a parameter naming an agent gets the child's id, every other string parameter the
-  `task` (the required ones; all of them when the schema marks none required).
+  `task` (the required ones; all of them when the schema marks none required); the agent-naming parameter is
+  filled even when the schema does not require it.
 """
 
 from __future__ import annotations
@@ -227,6 +228,9 @@ def delegation_args(child: str, task: str, schema: dict[str, Any]) -> dict[str, 
     """A delegation's arguments, filled from the offered tool's parameters schema (module docstring)."""
     props: dict[str, Any] = schema.get("properties") or {}
     wanted = schema.get("required") or list(props)
+    # the parameter naming the agent is filled even when optional (the Claude CLI's Agent tool requires only
+    # description and prompt; without subagent_type it runs its general-purpose agent, not the child)
+    wanted = [*wanted, *(p for p in props if _names_agent(p) and p not in wanted)]
     args: dict[str, Any] = {}
     for name in wanted:
         spec = props.get(name) or {}
