@@ -16,7 +16,7 @@ from loopbench.reports.diff import DiffOut
 
 ROOT = Path(__file__).resolve().parent.parent
 NARROW_RUN = " -f openai-agents:default -s support_draft_completes -s runaway_step_limit"
-NARROW_PYTEST = ' --loopbench-framework openai-agents:default -k "support_draft or runaway"'
+NARROW_PYTEST = ' --loopbench-framework openai-agents:default -k "support_draft or runaway_step"'
 
 
 def _steps() -> list[str]:

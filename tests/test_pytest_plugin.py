@@ -25,6 +25,15 @@ ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = ROOT / "reports" / "published"
 
 
+# two scenarios of the suite, by names no other scenario's contains
+NARROW_K = "support_draft or runaway_step"
+
+
+def _others(selected: int) -> int:
+    """The items -k deselects among one framework variant's: every scenario of the suite but the selected."""
+    return len(load_scenarios()) - selected
+
+
 def _doctored(tmp_path: Path, cells: set[tuple[str, str]]) -> Path:
     """The published results with each (scenario, framework) default-variant cell's outcome set to `capped`."""
     def edit(r: dict) -> None:
@@ -60,9 +69,9 @@ def test_one_item_per_scenario_and_framework_variant(pytester):
 
 
 def test_against_the_published_baseline_the_items_pass_and_v_shows_their_verdicts(pytester):
-    got = _run(pytester, "--loopbench-framework", "openai-agents:default", "-k", "support_draft or runaway",
+    got = _run(pytester, "--loopbench-framework", "openai-agents:default", "-k", NARROW_K,
                "--loopbench-baseline", str(PUBLISHED), "-v")
-    got.assert_outcomes(passed=2, deselected=25)
+    got.assert_outcomes(passed=2, deselected=_others(2))
     # a deviation is a finding, not a failure, under the default --loopbench-fail-on error (as `run`'s)
     got.stdout.fnmatch_lines(["*loopbench::runaway_step_limit[[]openai-agents[]] PASSED limit_steps (deviates)*",
                               "*loopbench::support_draft_completes[[]openai-agents[]] PASSED completed (conforms)*"],
@@ -71,14 +80,14 @@ def test_against_the_published_baseline_the_items_pass_and_v_shows_their_verdict
 
 def test_a_changed_cell_fails_with_the_change_named_and_x_stops_the_runner(pytester, tmp_path):
     base = _doctored(tmp_path, {("runaway_step_limit", "openai-agents"), ("support_draft_completes", "openai-agents")})
-    got = _run(pytester, "--loopbench-framework", "openai-agents:default", "-k", "support_draft or runaway",
+    got = _run(pytester, "--loopbench-framework", "openai-agents:default", "-k", NARROW_K,
                "--loopbench-baseline", str(base))
-    got.assert_outcomes(failed=2, deselected=25)
+    got.assert_outcomes(failed=2, deselected=_others(2))
     text = _failure_text(got, "runaway_step_limit[openai-agents]")
     assert text[0] == "limit_steps (deviates): behaves differently from the baseline: outcome: capped → limit_steps"
-    stopped = _run(pytester, "--loopbench-framework", "openai-agents:default", "-k", "support_draft or runaway",
+    stopped = _run(pytester, "--loopbench-framework", "openai-agents:default", "-k", NARROW_K,
                    "--loopbench-baseline", str(base), "-x")
-    stopped.assert_outcomes(failed=1, deselected=25)
+    stopped.assert_outcomes(failed=1, deselected=_others(2))
 
 
 def test_an_error_run_fails_its_item_and_your_own_scenarios_run(pytester, doubles, tmp_path):
