@@ -41,9 +41,9 @@ def problems_of(path: Path) -> list[str]:
 
 def test_the_whole_suite_loads_with_32_scenarios():
     scenarios = load_scenarios()
-    assert len(scenarios) == 32
-    assert len(scenario_files()) == 32
-    assert len({s.id for s in scenarios}) == 32
+    assert len(scenarios) == 34
+    assert len(scenario_files()) == 34
+    assert len({s.id for s in scenarios}) == 34
 
 
 def test_suite_defaults_are_inherited_and_overridable(suite_copy: Path):

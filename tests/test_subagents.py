@@ -141,7 +141,7 @@ def test_only_the_main_agent_delegates():
 def test_the_suite_s_sub_agent_scenarios_load_and_an_ideal_loop_walks_them():
     found = {s.id: s for s in load_scenarios() if s.agents}
     assert set(found) == {"subagent_usage", "subagent_runaway", "subagent_token_budget", "subagent_approval",
-                          "subagent_tool_failure"}
+                          "subagent_tool_failure", "subagent_deadline", "subagent_model_failure"}
     usage = walk(found["subagent_usage"])
     assert (usage.served, usage.ending) == (["delegate", "billing_lookup", "billing_answer", "answer"], "answered")
     # the task's limit counts the child's calls: the walk stops at 8 model calls, 7 of them the child's
