@@ -152,7 +152,9 @@ a tool's exception, a denial) keeps the counts: the streamed state holds every m
 Measured facts to re-check on upgrade (probes/langgraph/): a resumed invocation gets recursion_limit + 2
 supersteps (the loop's stop is computed from the checkpoint's step, and the interrupted step runs again);
 a Command(resume=...) for an interrupt no longer pending runs nothing and returns the current state
-(resume_twice_live.py). Client reuse: ChatAnthropic and ChatOpenAI each cache their default async httpx client
+(resume_twice_live.py); a child graph invoked inside a parent's tool checkpoints under the namespace
+"<node>:<task id>" of the parent's task, which get_state(subgraphs=True) does not list (the approval test's call
+id fails if that changes). Client reuse: ChatAnthropic and ChatOpenAI each cache their default async httpx client
 per process (an lru_cache keyed by base URL); each model instance (one per run) wraps it in an SDK client with
 the run's key, so the worker's one event loop reuses the connections for every segment, as a user's long-lived
 process would. langchain-openai's cached connections are bound to the loop they were made in: another loop
