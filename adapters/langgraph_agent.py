@@ -18,6 +18,38 @@ the framework's default tool-error path decides (the default `ToolNode` handler 
 errors, so the exception propagates out of the graph: failure="tool"). The native mechanism used for each
 intent the scenario states is in the segment's `mechanisms` (each idiom's `mechanism_table`).
 
+Sub-agents (`scenario.agents`): the LangChain docs' subagents pattern (multi-agent, "tool calling": the main agent
+calls each child as a tool). Each child is a compiled agent of the idiom's own kind — `create_agent(llm,
+<its own ledger-backed tools>, system_prompt=<its instructions>, middleware=<its own approval / deny gates>,
+name=<id>)`, or for `stategraph` the same hand-built StateGraph with `SystemMessage(<its instructions>)` before the
+messages at each model call — with no checkpointer of its own, behind a `@tool(<child id>, description=<its
+description>)` whose body is the docs' `(await child.ainvoke({"messages": [{"role": "user", "content": query}]}))
+["messages"][-1].content`. The main agent gets `system_prompt=scenario.instructions` (None, as before, when the
+scenario has no agents: then nothing changes), its own tools and the children's tools. The call limit and
+tool_choice are the main agent's. What the pattern passes on, measured (probes/langgraph/subagent_tool.py):
+- usage: the parent's state holds the parent's AIMessages only, so the reported requests and tokens are the main
+  agent's (subagent_usage: 2 of 4 requests, 2000 / 200 of 4000 / 400 tokens). The child's run inherits the
+  invocation's callbacks: an extra `UsageMetadataCallbackHandler` in the config (only when the scenario has agents)
+  sees the whole tree, recorded per segment in `extra["usage_callback"]`, not as the reported count.
+- limits: the child's graph runs with the parent's config (a subgraph of the parent's run, through the context's
+  config), but create_agent binds recursion_limit 9999 to its graph and that wins: a create_agent child has its own
+  near-unbounded allowance (subagent_runaway: research runs until the scripted server's safety cap, 50 requests,
+  and the cap's 400 ends the run: `capped`); the stategraph child binds nothing and inherits the parent's
+  recursion_limit, a fresh budget of the same size (15 for 8 calls: 8 research requests after main's 1, then
+  GraphRecursionError out of the child, the parent's tool and the parent: limit_steps with 9 requests).
+  ModelCallLimitMiddleware (`model-call-limit`) is on the main agent only: the child's calls are not counted.
+- approval inside a child: the child's gate (HITL middleware / `interrupt()` in its tool) interrupts the child's
+  graph, the parent's `tools` task and the whole run; the parent's state lists the interrupt under its tools
+  task. The child checkpoints in the parent's checkpointer under that task's namespace; `get_state(subgraphs=True)`
+  does not see it (a graph invoked inside a tool is no node), so the adapter reads the child's messages with the
+  checkpointer's `aget_tuple(checkpoint_ns="<node>:<task id>")` to match the HITL action to its call id. Resume:
+  the parent's tool runs again and the child's `ainvoke` continues from its checkpoint (subagent_approval:
+  lookup_refund once, billing 3 requests, main 2, in two processes).
+- a child's tool failure (`ToolFailed` raised in its ToolNode) propagates out of the child, the parent's tool and
+  the parent's graph: failure="tool".
+- `stream-messages`: the "messages" handler is a callback, inherited too: the child's requests are streamed.
+- token budget: unsupported as before.
+
 Variants
 - `default`: `langchain.agents.create_agent` with its defaults.
   - max model calls -> `recursion_limit` at the top level of the invocation config. The graph counts
@@ -120,7 +152,9 @@ a tool's exception, a denial) keeps the counts: the streamed state holds every m
 Measured facts to re-check on upgrade (probes/langgraph/): a resumed invocation gets recursion_limit + 2
 supersteps (the loop's stop is computed from the checkpoint's step, and the interrupted step runs again);
 a Command(resume=...) for an interrupt no longer pending runs nothing and returns the current state
-(resume_twice_live.py). Client reuse: ChatAnthropic and ChatOpenAI each cache their default async httpx client
+(resume_twice_live.py); a child graph invoked inside a parent's tool checkpoints under the namespace
+"<node>:<task id>" of the parent's task, which get_state(subgraphs=True) does not list (the approval test's call
+id fails if that changes). Client reuse: ChatAnthropic and ChatOpenAI each cache their default async httpx client
 per process (an lru_cache keyed by base URL); each model instance (one per run) wraps it in an SDK client with
 the run's key, so the worker's one event loop reuses the connections for every segment, as a user's long-lived
 process would. langchain-openai's cached connections are bound to the loop they were made in: another loop
@@ -141,6 +175,7 @@ from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, OPENAI_ID_PREFIX, neutral_id
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
+from loopbench.harness.scenario.model import MAIN_AGENT
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
 PAUSE_FILE = "pause.json"
@@ -197,6 +232,12 @@ def _tool_choice_for(scenario: Scenario, messages: list[Any], prefix: str) -> st
     return scenario.tool_choice_for(trailing, any_results)
 
 
+def _own_tools(scenario: Scenario, agent: str, tools: list[Any]) -> list[Any]:
+    """The built tools an agent is given (every tool when the scenario has no sub-agents), in scenario order."""
+    names = set(scenario.tools_of(agent))
+    return [t for t in tools if t.name in names]
+
+
 # a ledger error is raised from the tool: ToolNode's default error handling re-raises it out of the graph
 TOOL_ERROR_RAISED = "the tool raises ToolFailed; ToolNode's default handle_tool_errors lets it propagate (the run ends)"
 
@@ -240,7 +281,8 @@ class LangGraphAdapter(Adapter):
     )
     # intent -> native mechanism, per idiom (a segment's `mechanisms` keeps the ones the scenario uses)
     mechanism_table: ClassVar[dict[Intent, str]] = {
-        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
+        "delegate": "a @tool named after the child invoking its create_agent(system_prompt=..., tools=...) graph "
+                    "(the docs' subagents / tool-calling pattern; the child a subgraph of the parent's run)",
         "deny_stop": f"@after_model(can_jump_to=['end']) hook {DENY_MIDDLEWARE}: an error ToolMessage for "
                      "each call of the turn, an AIMessage, jump_to 'end' (the shape of "
                      "ToolCallLimitMiddleware(exit_behavior='end')); denied = that node's jump in the debug stream",
@@ -314,7 +356,10 @@ class LangGraphAdapter(Adapter):
 
         return [make(n) for n in scenario.tools]
 
-    def _middleware(self, scenario: Scenario, ledger: LedgerClient) -> tuple[list[Any], dict[str, Any]]:
+    def _middleware(self, scenario: Scenario, ledger: LedgerClient, agent: str = MAIN_AGENT
+                    ) -> tuple[list[Any], dict[str, Any]]:
+        """The middleware of one agent's create_agent: the call limit and tool_choice are the main agent's (the
+        task's); approval and deny gates cover the agent's own tools (all of them without sub-agents)."""
         from langchain.agents.middleware import (
             HumanInTheLoopMiddleware,
             after_model,
@@ -323,8 +368,10 @@ class LangGraphAdapter(Adapter):
         from langchain_core.messages import AIMessage, ToolMessage
 
         prefix = self.call_id_prefix
-        middleware, settings = self._call_limit_middleware(scenario.limits.max_model_calls)
-        if scenario.tool_choice_rules():
+        main = agent == MAIN_AGENT
+        own = set(scenario.tools_of(agent))
+        middleware, settings = self._call_limit_middleware(scenario.limits.max_model_calls if main else None)
+        if main and scenario.tool_choice_rules():
             from langchain.agents.middleware import wrap_model_call
 
             native_choice = self._native_tool_choice
@@ -336,7 +383,7 @@ class LangGraphAdapter(Adapter):
 
             middleware.append(scenario_tool_choice)
             settings["tool_choice"] = {r.after_call or "opening call": r.choice for r in scenario.tool_choice_rules()}
-        gated = [name for name, spec in scenario.tools.items() if spec.approval == "required"]
+        gated = [name for name, spec in scenario.tools.items() if spec.approval == "required" and name in own]
         if gated:
 
             def make_check(name: str) -> Any:
@@ -355,7 +402,7 @@ class LangGraphAdapter(Adapter):
                 "interrupt_on": gated, "allowed_decisions": ["approve", "reject"],
                 "interrupt_mode": "batched (default)", "approval_check": "InterruptOnConfig.when (records authorize)",
             }
-        denied = {name for name, spec in scenario.tools.items() if spec.approval == "deny"}
+        denied = {name for name, spec in scenario.tools.items() if spec.approval == "deny" and name in own}
         if denied and scenario.policy.deny == "stop":
 
             # last in the list: after_model hooks run last-to-first, so the denial is checked before any other
@@ -433,10 +480,55 @@ class LangGraphAdapter(Adapter):
         from langchain.agents import create_agent
 
         middleware, mw_settings = self._middleware(scenario, ledger)
-        graph = create_agent(llm, tools, middleware=middleware, checkpointer=checkpointer)
+        own = _own_tools(scenario, MAIN_AGENT, tools)
+        children = self._delegations(scenario, llm, tools, ledger, settings)
+        # system_prompt None without sub-agents (no scenario of those sets instructions): the graph as before
+        graph = create_agent(llm, [*own, *children], system_prompt=scenario.instructions, middleware=middleware,
+                             checkpointer=checkpointer)
         settings.update(graph="langchain.agents.create_agent", middleware=[type(m).__name__ for m in middleware],
                         **mw_settings)
         return graph
+
+    # ------------------------------------------------------------------ sub-agents
+    def _child_graph(self, scenario: Scenario, child: str, llm: Any, tools: list[Any], ledger: LedgerClient
+                     ) -> tuple[Any, dict[str, Any]]:
+        """A child agent as this idiom builds one (create_agent with its own prompt, tools and gates; no
+        checkpointer: invoked inside the parent's run it is a subgraph and uses the parent's), and its settings."""
+        from langchain.agents import create_agent
+
+        middleware, mw_settings = self._middleware(scenario, ledger, child)
+        graph = create_agent(llm, tools, system_prompt=scenario.agents[child].instructions, middleware=middleware,
+                             name=child)
+        bound = (getattr(graph, "config", None) or {}).get("recursion_limit")
+        return graph, {"graph": "langchain.agents.create_agent(system_prompt=<its instructions>, name=<id>)",
+                       "middleware": [type(m).__name__ for m in middleware], **mw_settings,
+                       "recursion_limit": bound,
+                       "recursion_limit_source": "bound by create_agent; it wins over the parent's inherited config "
+                                                 "(probes/langgraph/subagent_tool.py)"}
+
+    def _delegations(self, scenario: Scenario, llm: Any, tools: list[Any], ledger: LedgerClient,
+                     settings: dict[str, Any]) -> list[Any]:
+        """One tool per child, the LangChain docs' subagents pattern (multi-agent, "tool calling"): a `@tool`
+        named after the child, with its description, whose body invokes the child's compiled agent on the
+        parent's query and returns the content of the child's last message. Nothing without sub-agents."""
+        from langchain_core.tools import tool
+
+        out: list[Any] = []
+        for child, spec in scenario.agents.items():
+            graph, child_settings = self._child_graph(scenario, child, llm, _own_tools(scenario, child, tools), ledger)
+
+            def make(graph: Any) -> Any:
+                async def call_child(query: str) -> Any:
+                    result = await graph.ainvoke({"messages": [{"role": "user", "content": query}]})
+                    return result["messages"][-1].content
+
+                return call_child
+
+            out.append(tool(child, description=spec.description)(make(graph)))
+            settings.setdefault("subagents", {})[child] = {
+                "tool": f"@tool({child!r}) invoking the child's compiled graph (ainvoke, no config of its own)",
+                "checkpointer": "none of its own (a subgraph of the parent's run: the parent's)", **child_settings}
+        return out
 
     def _call_limit_middleware(self, n: int | None) -> tuple[list[Any], dict[str, Any]]:
         """Middleware that limits model calls, and its settings: none (the limit is the recursion_limit)."""
@@ -541,6 +633,12 @@ class LangGraphAdapter(Adapter):
         if saver is not None:
             config["configurable"] = {"thread_id": thread_id}
             settings["thread_id"] = "the business task's run id"
+        tree_usage: Any = None
+        if scenario.agents:  # what the model calls of the whole tree used, beside the reported (main) count
+            from langchain_core.callbacks import UsageMetadataCallbackHandler
+
+            tree_usage = UsageMetadataCallbackHandler()
+            config["callbacks"] = [tree_usage]
         settings.update({k: v for k, v in extra_config.items()})
         common: dict[str, Any] = dict(settings=settings, limits=limits)
 
@@ -582,19 +680,21 @@ class LangGraphAdapter(Adapter):
             if not all(model_tasks.values()):  # raised in a model call: what it sent is unknown
                 counters = counters.model_copy(update={"model_requests_reported": None, "input_tokens_reported": None,
                                                        "output_tokens_reported": None})
-            return SegmentResult(signals=self._raised(exc, len(steps)), counters=counters, **common), [], before
+            signals = self._raised(exc, len(steps))
+            signals.extra.update(_tree_usage(tree_usage))
+            return SegmentResult(signals=signals, counters=counters, **common), [], before
 
         if saver is not None:
             final = await graph.aget_state(config)
             values = final.values or values
-            pending_groups = self._pending(final)
+            pending_groups = self._pending(final, await _child_messages(saver, thread_id, final))
             if pending_groups:
                 pending = [c for _, _, calls in pending_groups for c in calls]
                 signals = NativeSignals(
                     ended="paused", pending=pending,
                     extra={"interrupts": len(pending_groups), "supersteps": len(steps),
                            "interrupt_kinds": sorted({k for _, k, _ in pending_groups}),
-                           **self._streamed(message_chunks)},
+                           **self._streamed(message_chunks), **_tree_usage(tree_usage)},
                 )
                 counters = self._counters(values, prior_ids, steps)
                 return SegmentResult(signals=signals, counters=counters, **common), pending_groups, before
@@ -602,7 +702,8 @@ class LangGraphAdapter(Adapter):
         counters = self._counters(values, prior_ids, steps)
         handled = (last_task is not None and str(last_task.get("name", "")).endswith(LIMIT_MIDDLEWARE_SUFFIX)
                    and isinstance(last_task.get("result"), dict) and last_task["result"].get("jump_to") == "end")
-        extra: dict[str, Any] = {"supersteps": len(steps), **self._streamed(message_chunks)}
+        extra: dict[str, Any] = {"supersteps": len(steps), **self._streamed(message_chunks),
+                                 **_tree_usage(tree_usage)}
         if handled:
             extra["limit_node"] = last_task["name"] if last_task else None
         if deny_jump:
@@ -620,15 +721,23 @@ class LangGraphAdapter(Adapter):
         return {"message_chunks": message_chunks} if "messages" in self.stream_modes else {}
 
     @classmethod
-    def _pending(cls, state: Any) -> list[tuple[str, str, list[PendingCall]]]:
-        """Pending interrupts of a checkpoint: (interrupt id, kind, calls with scripted ids)."""
+    def _pending(cls, state: Any, child_messages: dict[str, list[Any]] | None = None
+                 ) -> list[tuple[str, str, list[PendingCall]]]:
+        """Pending interrupts of a checkpoint: (interrupt id, kind, calls with scripted ids). An interrupt raised
+        inside a child agent (a graph run by a parent's tool) matches its calls in the child's own messages."""
         from langchain_core.messages import AIMessage
 
-        messages = (state.values or {}).get("messages", [])
-        last_ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        def last_ai_of(messages: list[Any]) -> Any:
+            return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+
+        parent_ai = last_ai_of((state.values or {}).get("messages", []))
+        # the interrupt's own task: the parent's node, or a parent's tool that ran a child graph
+        task_of = {i.id: t.id for t in getattr(state, "tasks", ()) or () for i in t.interrupts}
         out: list[tuple[str, str, list[PendingCall]]] = []
         for intr in getattr(state, "interrupts", ()) or ():
             value = intr.value
+            child = (child_messages or {}).get(task_of.get(intr.id, ""))
+            last_ai = last_ai_of(child) if child else parent_ai
             if isinstance(value, dict) and "action_requests" in value:  # HumanInTheLoopMiddleware, batched
                 available = list(last_ai.tool_calls) if last_ai else []
                 calls = []
@@ -728,6 +837,33 @@ def _model_error_types() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
+async def _child_messages(saver: Any, thread_id: str, state: Any) -> dict[str, list[Any]]:
+    """task id -> the messages of the child graph a paused task was running. A graph invoked inside a parent's
+    tool is a subgraph the parent's get_state(subgraphs=True) cannot see (it is not a node), but it checkpoints
+    in the parent's checkpointer under the task's namespace ("<node>:<task id>"), read here by aget_tuple."""
+    out: dict[str, list[Any]] = {}
+    for task in getattr(state, "tasks", ()) or ():
+        if not task.interrupts:
+            continue
+        saved = await saver.aget_tuple({"configurable": {"thread_id": thread_id,
+                                                         "checkpoint_ns": f"{task.name}:{task.id}"}})
+        messages = (saved.checkpoint.get("channel_values") or {}).get("messages") if saved else None
+        if messages:
+            out[task.id] = list(messages)
+    return out
+
+
+def _tree_usage(handler: Any) -> dict[str, Any]:
+    """What an extra UsageMetadataCallbackHandler in the invocation config saw (every model call of the run,
+    children included: callbacks are inherited), summed over models; nothing when there was none."""
+    if handler is None:
+        return {}
+    usage = list(handler.usage_metadata.values())
+    return {"usage_callback": {"calls_seen_by": "UsageMetadataCallbackHandler (langchain_core)",
+                               "input_tokens": sum(u.get("input_tokens", 0) for u in usage),
+                               "output_tokens": sum(u.get("output_tokens", 0) for u in usage)}}
+
+
 def _text(message: Any) -> str | None:
     from langchain_core.messages import AIMessage
 
@@ -753,6 +889,9 @@ class LangGraphStateGraph(LangGraphAdapter):
     about = "hand-built StateGraph (model node + ToolNode + tools_condition) with interrupt() inside the gated tool"
     mechanism_table: ClassVar[dict[Intent, str]] = {
         **LangGraphAdapter.mechanism_table,
+        "delegate": "a @tool named after the child invoking its hand-built StateGraph (SystemMessage(instructions), "
+                    "its own tools; the docs' subagents / tool-calling pattern; the child a subgraph of the "
+                    "parent's run)",
         "deny_stop": "the tool raises ToolDenied; the default ToolNode handler lets it propagate out of the graph",
         "deny_continue": "the tool returns a refusal text without running",
         "approval_pause": "interrupt() inside the gated tool (ToolNode) + one AsyncSqliteSaver per thread in "
@@ -765,24 +904,9 @@ class LangGraphStateGraph(LangGraphAdapter):
 
     def _build(self, scenario: Scenario, llm: Any, tools: list[Any], ledger: LedgerClient, checkpointer: Any,
                settings: dict[str, Any]) -> Any:
-        from langgraph.graph import END, START, MessagesState, StateGraph
-        from langgraph.prebuilt import ToolNode, tools_condition
-
-        bound = llm.bind_tools(tools)
-        prefix = self.call_id_prefix
-
-        async def call_model(state: MessagesState) -> dict[str, Any]:
-            choice = _tool_choice_for(scenario, state["messages"], prefix)
-            model = llm.bind_tools(tools, tool_choice=self._native_tool_choice(choice)) if choice else bound
-            return {"messages": [await model.ainvoke(state["messages"])]}
-
-        builder = StateGraph(MessagesState)
-        builder.add_node(MODEL_NODE, call_model)
-        builder.add_node(TOOLS_NODE, ToolNode(tools))
-        builder.add_edge(START, MODEL_NODE)
-        builder.add_conditional_edges(MODEL_NODE, tools_condition, {"tools": TOOLS_NODE, END: END})
-        builder.add_edge(TOOLS_NODE, MODEL_NODE)
-        graph = builder.compile(checkpointer=checkpointer)
+        own = _own_tools(scenario, MAIN_AGENT, tools)
+        children = self._delegations(scenario, llm, tools, ledger, settings)
+        graph = self._state_graph(scenario, llm, [*own, *children], scenario.instructions, True, checkpointer)
         settings["graph"] = "StateGraph(MessagesState): model -> tools_condition -> ToolNode -> model"
         if scenario.tool_choice_rules():
             settings["tool_choice"] = {r.after_call or "opening call": r.choice for r in scenario.tool_choice_rules()}
@@ -792,6 +916,40 @@ class LangGraphStateGraph(LangGraphAdapter):
             settings["deny"] = ("the tool raises ToolDenied" if scenario.policy.deny == "stop"
                                 else "the tool returns a refusal text without running")
         return graph
+
+    def _state_graph(self, scenario: Scenario, llm: Any, tools: list[Any], system_prompt: str | None, main: bool,
+                     checkpointer: Any) -> Any:
+        """model node -> tools_condition -> ToolNode -> model. The system prompt, when there is one, is put before
+        the state's messages at each model call (not stored in the state); tool_choice is the main agent's."""
+        from langchain_core.messages import SystemMessage
+        from langgraph.graph import END, START, MessagesState, StateGraph
+        from langgraph.prebuilt import ToolNode, tools_condition
+
+        bound = llm.bind_tools(tools)
+        prefix = self.call_id_prefix
+        system = [SystemMessage(system_prompt)] if system_prompt else []
+
+        async def call_model(state: MessagesState) -> dict[str, Any]:
+            choice = _tool_choice_for(scenario, state["messages"], prefix) if main else None
+            model = llm.bind_tools(tools, tool_choice=self._native_tool_choice(choice)) if choice else bound
+            return {"messages": [await model.ainvoke([*system, *state["messages"]])]}
+
+        builder = StateGraph(MessagesState)
+        builder.add_node(MODEL_NODE, call_model)
+        builder.add_node(TOOLS_NODE, ToolNode(tools))
+        builder.add_edge(START, MODEL_NODE)
+        builder.add_conditional_edges(MODEL_NODE, tools_condition, {"tools": TOOLS_NODE, END: END})
+        builder.add_edge(TOOLS_NODE, MODEL_NODE)
+        return builder.compile(checkpointer=checkpointer)
+
+    def _child_graph(self, scenario: Scenario, child: str, llm: Any, tools: list[Any], ledger: LedgerClient
+                     ) -> tuple[Any, dict[str, Any]]:
+        graph = self._state_graph(scenario, llm, tools, scenario.agents[child].instructions, False, None)
+        return graph, {"graph": "StateGraph(MessagesState) as the parent's, SystemMessage(<its instructions>) "
+                                "before the messages at each model call",
+                       "recursion_limit": None,
+                       "recursion_limit_source": "none bound: inherited from the parent's invocation config, a fresh "
+                                                 "budget of the same size (probes/langgraph/subagent_tool.py)"}
 
 
 class LangGraphModelCallLimit(LangGraphAdapter):

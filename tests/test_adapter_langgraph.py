@@ -310,3 +310,100 @@ def test_default_limits_leave_the_framework_default(records):
         r = records[("default_limits", variant)]
         assert "recursion_limit" not in r.native.settings
         assert "default" in r.limits["max_model_calls"].native
+
+
+# ---- sub-agents: a @tool per child invoking its compiled agent (the docs' subagents / tool-calling pattern),
+# measured on the five subagent_* scenarios (probes/langgraph/subagent_tool.py)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_childs_usage_is_missing_from_the_reported_counts(records, variant):
+    """The parent's state holds the parent's AIMessages only: the reported requests and tokens are the main
+    agent's (2 of 4 requests, 2000 / 200 of the 4000 / 400 served); the extra UsageMetadataCallbackHandler, whose
+    callbacks the child inherits, saw the whole tree."""
+    r = records[("subagent_usage", variant)]
+    c = r.counters
+    assert r.outcome == "completed"
+    assert c.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert c.tool_executions_by_agent == {"billing": 1}
+    assert [q.agent for q in r.requests] == ["main", "billing", "billing", "main"]
+    assert (c.model_requests_observed, c.input_tokens_observed, c.output_tokens_observed) == (4, 4000, 400)
+    assert (c.model_requests_reported, c.input_tokens_reported, c.output_tokens_reported) == (2, 2000, 200)
+    assert {d.name for d in r.deviations} >= {"input_tokens_reported", "output_tokens_reported"}
+    tree = r.native.signals.extra["usage_callback"]
+    assert (tree["input_tokens"], tree["output_tokens"]) == (4000, 400)
+    assert r.native.mechanisms["delegate"].startswith("a @tool named after the child")
+    assert set(r.native.settings["subagents"]) == {"billing"}
+
+
+@pytest.mark.parametrize("variant", CREATE_AGENT)
+def test_a_create_agent_child_keeps_its_own_recursion_limit(records, variant):
+    """create_agent binds recursion_limit 9999 to the child's graph, which wins over the parent's config: the child
+    runs until the server's safety cap (its 400 ends the run), the task's 8-call limit never reaches it."""
+    from loopbench.harness.scenario import load_scenarios
+
+    cap = next(s for s in load_scenarios() if s.id == "subagent_runaway").safety_cap
+    r = records[("subagent_runaway", variant)]
+    c = r.counters
+    assert r.outcome == "capped" and r.native.signals.failure == "model"
+    assert c.model_requests_by_agent == {"main": 1, "research": cap}
+    assert c.model_requests_reported == 1  # the main agent's one response; the child's are not the parent's
+    assert r.native.settings["subagents"]["research"]["recursion_limit"] == 9999
+
+
+def test_a_stategraph_child_gets_a_fresh_copy_of_the_parents_recursion_limit(records):
+    """The hand-built child binds no limit and inherits the parent's recursion_limit as a budget of its own: 8
+    research calls after main's 1 (9 of the task's 8), then GraphRecursionError out of the whole run."""
+    r = records[("subagent_runaway", "stategraph")]
+    c = r.counters
+    assert r.outcome == "limit_steps" and r.native.signals.exception_type == "GraphRecursionError"
+    assert c.model_requests_by_agent == {"main": 1, "research": 8}
+    assert c.model_requests_observed == 9 and c.model_requests_reported == 1
+    assert r.native.settings["recursion_limit"] == 15
+    assert r.native.settings["subagents"]["research"]["recursion_limit"] is None
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_an_approval_inside_a_child_pauses_the_run_and_the_resume_continues_it(records, variant):
+    """The child's gate interrupts the whole run; its call id is read from the child's checkpoint; the resume (a new
+    process) re-runs the parent's tool and the child continues from its checkpoint: lookup_refund is not re-run."""
+    r = records[("subagent_approval", variant)]
+    c = r.counters
+    assert r.outcome == "completed" and r.verdict == "conforms"
+    assert [s.kind for s in r.segments] == ["run", "resume"]
+    assert [(p.call_id, p.tool) for p in r.segments[0].outcome_signals.pending] == [("refund_issue_1", "issue_refund")]
+    assert c.model_requests_by_agent == {"main": 2, "billing": 3}
+    assert c.tool_executions_by_tool == {"lookup_refund": 1, "issue_refund": 1}
+    assert [q.agent for q in r.requests] == ["main", "billing", "billing", "billing", "main"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_childs_tool_failure_ends_the_run_as_a_tool_failure(records, variant):
+    r = records[("subagent_tool_failure", variant)]
+    assert r.outcome == "failed" and r.verdict == "conforms"
+    assert r.native.signals.failure == "tool" and r.native.signals.exception_type == "ToolFailed"
+    assert r.counters.model_requests_by_agent == {"main": 1, "billing": 1}
+    assert r.counters.tool_executions_by_tool == {"lookup_refund": 1}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_token_budget_over_a_child_is_unsupported(records, variant):
+    r = records[("subagent_token_budget", variant)]
+    assert r.unsupported == ["max_total_tokens"] and r.outcome == "completed"
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 4}
+    assert r.counters.input_tokens_reported == 2000 and r.counters.input_tokens_observed == 6000
+
+
+def test_in_stream_messages_the_child_streams_too(records):
+    """The "messages" mode's handler is a callback, inherited by the child's run: every request streams."""
+    r = records[("subagent_usage", "stream-messages")]
+    assert [(q.agent, q.stream) for q in r.requests] == [
+        ("main", True), ("billing", True), ("billing", True), ("main", True)]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_scenarios_without_agents_get_no_sub_agent_machinery(records, variant):
+    r = records[("support_draft_completes", variant)]
+    assert "subagents" not in r.native.settings and "usage_callback" not in r.native.signals.extra
+    assert "delegate" not in r.native.mechanisms
+    assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
