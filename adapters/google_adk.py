@@ -115,6 +115,30 @@ The model class, per variant (docs/decisions.md "Each framework's own model clas
   allowed_function_names=[...]))` for the call the turn answers, chosen from the contents about to be sent (the
   callback docs' way to modify the request before it goes out). `anthropic`: unsupported (above).
 
+- sub-agents (`scenario.agents`): ADK's multi-agent docs' explicit invocation, "agent as a tool": each child is an
+  `LlmAgent(name=<id>, model=<the parent's model object>, description=spec.description,
+  instruction=spec.instructions, tools=<its own ledger-backed tools, built as above>)` wrapped in
+  `AgentTool(agent=child)` (google.adk.tools.agent_tool; every other parameter at its default) among the main
+  agent's tools; the main agent gets `instruction=scenario.instructions` ("" when unset, as before). AgentTool's
+  declaration is the child's name with one required string `request` (the task) and the child's description.
+  What AgentTool does with it, read in its `run_async` (2.13) and measured (probes/google_adk/agent_tool.py):
+  the child runs in AgentTool's own `Runner` over a fresh `InMemorySessionService` (a nested invocation), with the
+  parent's RunConfig; its events are not forwarded, only its last text becomes the function response. So the
+  parent's events (what the segment counts) carry the main agent's responses and usage only: subagent_usage
+  reports 2 requests and 2000 / 200 tokens for 4 served (4000 / 400). `max_llm_calls` reaches the child, but its
+  nested invocation has its own counter: subagent_runaway lets research make 8 calls (plus main's 1: 9 served)
+  before the child's `LlmCallsLimitExceededError` leaves the parent's run_async (limit_steps; runtime_steps is
+  the parent's counter, 1). A child's tool error takes the tool-error path above inside the nested run: raised
+  (default: the ToolFailed leaves both runs, failed) or the error dict (`error-dict`: the child answers, the
+  parent goes on, incomplete). A confirmation inside the child cannot pause the run: the nested invocation ends on
+  its `adk_request_confirmation`, and AgentTool, finding a long-running call unanswered, logs that it "cannot
+  resume because its nested session is discarded" and returns the text "Error: agent '<id>' stopped waiting on
+  unresolved long-running tool call(s) ..., which AgentTool cannot resume." as the child's result; the parent
+  answers and the run returns (subagent_approval: incomplete, nothing to resume, issue_refund not run). With
+  `streaming_mode=SSE` AgentTool forces the nested run to StreamingMode.NONE: the child's requests are not
+  streamed. The variants inherit this. `settings.subagents` says what each child got. Not driven: `sub_agents`
+  transfer (`transfer_to_agent`, the LLM-driven handoff of the conversation) and 2.x's `sub_agents` with
+  `mode='single_turn'` (AgentTool's 2.13 docstring prefers it; 1.22, the minimum, has no `mode`).
 Signal mapping (no scenario knowledge): `LlmCallsLimitExceededError` -> limit="steps" (raised); the model
 client's own error in the chain (`google.genai.errors.APIError`; `anthropic.APIError` in the `anthropic` variant,
 which ADK 2.8+ wraps a 429 of as `_AnthropicRateLimitError`) -> failure="model"; `ToolFailed` in the chain ->
@@ -146,6 +170,7 @@ from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, GEMINI_
 from loopbench.harness.models import Provider
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
+from loopbench.harness.scenario.model import MAIN_AGENT
 
 APP_NAME = "loopbench"
 USER_ID = "user"
@@ -204,7 +229,9 @@ class GoogleADKAdapter(Adapter):
                "sessions in SqliteSessionService in the task dir, whatever the scenario"),
     )
     mechanism_table: ClassVar[dict[Intent, str]] = {
-        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
+        "delegate": "AgentTool(agent=LlmAgent(name=<child id>, description=..., instruction=..., tools=...)) "
+                    "(explicit invocation, agent as a tool: the child runs in AgentTool's own nested Runner and "
+                    "invocation with the parent's RunConfig; its text is the tool's result)",
         "deny_stop": "before_tool_callback returns {'error': ...} (the tool is skipped) and sets "
                      "tool_context.actions.skip_summarization=True (the response is final; the invocation ends)",
         "deny_continue": "before_tool_callback returns {'error': ...} (the tool is skipped, the dict is its response; "
@@ -276,7 +303,7 @@ class GoogleADKAdapter(Adapter):
         return SqliteSessionService(str(ctx.task_dir / SESSION_DB)), "SqliteSessionService (on disk, in the task dir)"
 
     # ------------------------------------------------------------------ building
-    def _tools(self, scenario: Scenario, ledger: LedgerClient) -> list[Any]:
+    def _tools(self, scenario: Scenario, ledger: LedgerClient, names: list[str]) -> list[Any]:
         from google.adk.tools import FunctionTool, ToolContext
         from google.genai import types
 
@@ -322,7 +349,7 @@ class GoogleADKAdapter(Adapter):
             def _get_declaration(self) -> Any:
                 return self._declared.model_copy(deep=True)
 
-        return [ScenarioTool(n) for n in scenario.tools]
+        return [ScenarioTool(n) for n in names]
 
     def _agent(self, scenario: Scenario, ctx: RunContext, probe: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         from google.adk.agents import LlmAgent
@@ -375,8 +402,43 @@ class GoogleADKAdapter(Adapter):
                                     " + skip_summarization=True" if stop else "")}
         if rules:
             settings["tool_choice"] = {r.after_call or "opening call": r.choice for r in rules}
-        agent = LlmAgent(name=AGENT_NAME, model=model, instruction="", tools=self._tools(scenario, ledger), **kwargs)
+        tools = [*self._tools(scenario, ledger, scenario.tools_of(MAIN_AGENT)),
+                 *self._children(scenario, ledger, model, before_tool if denied else None, settings)]
+        # the main agent's system prompt is the scenario's (the server tells agents apart by it); "" as before
+        agent = LlmAgent(name=AGENT_NAME, model=model, instruction=scenario.instructions or "", tools=tools, **kwargs)
         return agent, settings
+
+    def _children(self, scenario: Scenario, ledger: LedgerClient, model: Any, before_tool: Any,
+                  settings: dict[str, Any]) -> list[Any]:
+        """Sub-agents the way ADK's multi-agent docs show explicit invocation ("agent as a tool"): one
+        `AgentTool(agent=LlmAgent(name=<id>, description, instruction, tools))` per child, AgentTool's defaults
+        otherwise. The child shares the parent's model object and deny callback but not the observing callbacks:
+        AgentTool runs it in its own Runner (its own invocation, its own LLM-call counter), which is not the
+        run's counter the segment reports."""
+        if not scenario.agents:
+            return []
+        from google.adk.agents import LlmAgent
+        from google.adk.tools.agent_tool import AgentTool
+
+        out = []
+        for child, spec in scenario.agents.items():
+            kwargs: dict[str, Any] = {"before_tool_callback": before_tool} if before_tool is not None else {}
+            llm = LlmAgent(name=child, model=model, description=spec.description, instruction=spec.instructions,
+                           tools=self._tools(scenario, ledger, scenario.tools_of(child)), **kwargs)
+            out.append(AgentTool(agent=llm))
+        settings["subagents"] = {
+            child: {"tool": f"AgentTool(agent=LlmAgent(name={child!r}))", "skip_summarization": False,
+                    "runner": "AgentTool's own Runner over an InMemorySessionService (a nested invocation)",
+                    "run_config": "the parent's RunConfig (max_llm_calls counted per nested invocation; "
+                                  "streaming_mode forced to NONE)",
+                    "usage": "the child's events stay in the nested run: the parent's events carry the main "
+                             "agent's usage only"}
+            for child in scenario.agents}
+        # ADK 2.x's AgentTool docstring prefers sub_agents=[...] with mode='single_turn' (2.x only, not 1.22);
+        # the multi-agent docs' AgentTool is what every supported release has: the one driven here
+        settings["delegation"] = ("AgentTool (the multi-agent docs' explicit invocation); sub_agents transfer "
+                                  "(transfer_to_agent) and mode='single_turn' sub_agents not driven")
+        return out
 
     def _limits(self, scenario: Scenario) -> tuple[dict[str, Any], dict[str, LimitTranslation]]:
         from google.adk.agents.run_config import RunConfig
