@@ -227,3 +227,83 @@ def test_a_response_whose_usage_lacks_a_count_leaves_that_total_unknown():
     assert counters.input_tokens_reported is None and counters.output_tokens_reported is None
     unknown = GoogleADKAdapter._counters([_event(full)], {}, known=False)
     assert unknown.model_requests_reported is None and unknown.input_tokens_reported is None
+
+
+# ---- sub-agents: AgentTool(agent=LlmAgent) (agent as a tool), measured on the five subagent_* scenarios
+# (probes/google_adk/agent_tool.py reproduces each finding against the raw SDK)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_child_is_an_agent_tool_whose_usage_the_run_does_not_report(records, variant):
+    """AgentTool runs the child in its own nested Runner and forwards none of its events: the parent's events
+    report main's 2 responses (2000 / 200 tokens) of the 4 the server served (4000 / 400)."""
+    r = records[("subagent_usage", variant)]
+    c = r.counters
+    assert r.outcome == "completed"
+    assert [q.agent for q in r.requests] == ["main", "billing", "billing", "main"]
+    assert c.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert c.tool_executions_by_agent == {"billing": 1}
+    assert (c.model_requests_observed, c.input_tokens_observed, c.output_tokens_observed) == (4, 4000, 400)
+    assert (c.model_requests_reported, c.input_tokens_reported, c.output_tokens_reported) == (2, 2000, 200)
+    assert c.input_tokens_by_agent == {"main": 2000, "billing": 2000}
+    assert r.native.mechanisms["delegate"].startswith("AgentTool(agent=LlmAgent(")
+    assert r.native.settings["subagents"]["billing"]["tool"] == "AgentTool(agent=LlmAgent(name='billing'))"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_child_gets_max_llm_calls_with_a_counter_of_its_own(records, variant):
+    """The parent's RunConfig(max_llm_calls=8) reaches the nested run, whose invocation counts afresh: research
+    makes 8 calls after main's 1 (9 served), then its LlmCallsLimitExceededError leaves the parent's run."""
+    r = records[("subagent_runaway", variant)]
+    c = r.counters
+    assert r.outcome == "limit_steps" and r.native.signals.exception_type == "LlmCallsLimitExceededError"
+    assert c.model_requests_by_agent == {"main": 1, "research": 8}
+    assert c.model_requests_observed == 9 and c.tool_executions_by_tool == {"search_kb": 8}
+    assert c.model_requests_reported == 1 and c.runtime_steps == 1  # the parent's events and counter only
+    assert r.limits["max_model_calls"].native == "RunConfig(max_llm_calls=8)"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_confirmation_inside_a_child_cannot_pause_the_run(records, variant):
+    """The child's require_confirmation asks once (one authorize event), its nested invocation ends on the
+    adk_request_confirmation, and AgentTool answers the parent "... which AgentTool cannot resume.": no pause,
+    no resume, issue_refund never runs; main answers from the error (incomplete)."""
+    r = records[("subagent_approval", variant)]
+    c = r.counters
+    assert r.outcome == "incomplete" and r.native.signals.ended == "returned"
+    assert [s.kind for s in r.segments] == ["run"] and not r.segments[0].pending
+    assert c.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert c.tool_executions_by_tool == {"lookup_refund": 1}
+    assert c.authorize_events_by_tool == {"issue_refund": 1} and c.approval_requests == 0
+    assert c.model_requests_reported == 2
+
+
+@pytest.mark.parametrize("variant", ("default", "in-memory", "anthropic", "sse"))
+def test_a_childs_raised_tool_error_ends_the_whole_run(records, variant):
+    """The child's ToolFailed takes ADK's default path (no on_tool_error_callback) in the nested run, leaves
+    AgentTool, and the parent's tool call re-raises it: failed, main 1 request, billing 1."""
+    r = records[("subagent_tool_failure", variant)]
+    assert r.outcome == "failed" and r.native.signals.failure == "tool"
+    assert r.native.signals.exception_type == "ToolFailed"
+    assert r.counters.model_requests_by_agent == {"main": 1, "billing": 1}
+    assert r.counters.tool_executions_by_tool == {"lookup_refund": 1}
+
+
+def test_a_childs_error_dict_becomes_its_answer(records):
+    r = records[("subagent_tool_failure", "error-dict")]
+    assert r.outcome == "incomplete" and r.native.signals.failure is None
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 2}
+
+
+def test_a_token_budget_over_a_child_is_unsupported(records):
+    r = records[("subagent_token_budget", "default")]
+    assert r.unsupported == ["max_total_tokens"] and r.outcome == "completed"
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 4}
+    assert r.counters.input_tokens_observed == 6000 and r.counters.input_tokens_reported == 2000
+
+
+def test_in_the_sse_variant_only_the_parent_streams(records):
+    """AgentTool forces the nested run's RunConfig to StreamingMode.NONE."""
+    r = records[("subagent_usage", "sse")]
+    assert [(q.agent, q.stream) for q in r.requests] == [
+        ("main", True), ("billing", False), ("billing", False), ("main", True)]
