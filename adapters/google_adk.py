@@ -136,9 +136,23 @@ The model class, per variant (docs/decisions.md "Each framework's own model clas
   unresolved long-running tool call(s) ..., which AgentTool cannot resume." as the child's result; the parent
   answers and the run returns (subagent_approval: incomplete, nothing to resume, issue_refund not run). With
   `streaming_mode=SSE` AgentTool forces the nested run to StreamingMode.NONE: the child's requests are not
-  streamed. The variants inherit this. `settings.subagents` says what each child got. Not driven: `sub_agents`
-  transfer (`transfer_to_agent`, the LLM-driven handoff of the conversation) and 2.x's `sub_agents` with
-  `mode='single_turn'` (AgentTool's 2.13 docstring prefers it; 1.22, the minimum, has no `mode`).
+  streamed. The variants inherit this, but `single-turn`. `settings.subagents` says what each child got.
+  Variant `single-turn`: the default with the children as `LlmAgent(sub_agents=[LlmAgent(..., mode='single_turn')])`,
+  which AgentTool's 2.13 docstring prefers ("Direct usage of AgentTool is discouraged") and its pause warning names
+  ("Configure the agent under sub_agents (e.g. with mode='single_turn' ...) if it needs to pause and resume"). It
+  stays a variant, not the default: LlmAgent has no `mode` before 2.x (the adapter runs from 1.22; the variant reports
+  itself unavailable there) and the multi-agent docs' explicit invocation is AgentTool. The parent exposes each child
+  as a tool named after it (`_SingleTurnAgentTool`, parameter `request`) and runs it inline with `ctx.run_node`: one
+  invocation, one LLM-call counter, the child's events among the run's. Measured: reported = served (subagent_usage 4
+  requests, 4000 / 400); subagent_runaway stops at 8 requests (main 1, research 7) under the task's max_llm_calls=8:
+  the research's refused call comes back to main as "Error running sub-agent: Dynamic node research failed"
+  (single_turn's tool catches the child's exception; the text as the probe prints it for its billing child) and main's
+  next call is refused too, so ADK's counter reads 10 and `LlmCallsLimitExceededError` leaves run_async (limit_steps);
+  the child's confirmation pauses the whole run on the parent's `adk_request_confirmation`, and the resume continues
+  the child (subagent_approval completed: billing 3 requests over both segments, lookup_refund once); a child's raised
+  tool error is caught the same way and becomes that text for main (subagent_tool_failure incomplete: main 2, billing
+  1). Not driven by any variant: `sub_agents` transfer (`transfer_to_agent`, the LLM-driven handoff of the
+  conversation, a different intent from call and return).
 Signal mapping (no scenario knowledge): `LlmCallsLimitExceededError` -> limit="steps" (raised); the model
 client's own error in the chain (`google.genai.errors.APIError`; `anthropic.APIError` in the `anthropic` variant,
 which ADK 2.8+ wraps a 429 of as `_AnthropicRateLimitError`) -> failure="model"; `ToolFailed` in the chain ->
@@ -402,30 +416,36 @@ class GoogleADKAdapter(Adapter):
                                     " + skip_summarization=True" if stop else "")}
         if rules:
             settings["tool_choice"] = {r.after_call or "opening call": r.choice for r in rules}
-        tools = [*self._tools(scenario, ledger, scenario.tools_of(MAIN_AGENT)),
-                 *self._children(scenario, ledger, model, before_tool if denied else None, settings)]
+        delegation = self._delegation(scenario, ledger, model, before_tool if denied else None, settings)
+        tools = [*self._tools(scenario, ledger, scenario.tools_of(MAIN_AGENT)), *delegation.pop("tools", [])]
         # the main agent's system prompt is the scenario's (the server tells agents apart by it); "" as before
-        agent = LlmAgent(name=AGENT_NAME, model=model, instruction=scenario.instructions or "", tools=tools, **kwargs)
+        agent = LlmAgent(name=AGENT_NAME, model=model, instruction=scenario.instructions or "", tools=tools,
+                         **delegation, **kwargs)
         return agent, settings
 
-    def _children(self, scenario: Scenario, ledger: LedgerClient, model: Any, before_tool: Any,
-                  settings: dict[str, Any]) -> list[Any]:
-        """Sub-agents the way ADK's multi-agent docs show explicit invocation ("agent as a tool"): one
-        `AgentTool(agent=LlmAgent(name=<id>, description, instruction, tools))` per child, AgentTool's defaults
-        otherwise. The child shares the parent's model object and deny callback but not the observing callbacks:
-        AgentTool runs it in its own Runner (its own invocation, its own LLM-call counter), which is not the
-        run's counter the segment reports."""
-        if not scenario.agents:
-            return []
+    def _child(self, scenario: Scenario, child: str, ledger: LedgerClient, model: Any, before_tool: Any,
+               **extra: Any) -> Any:
+        """A child LlmAgent: its own name, description, instruction and ledger-backed tools, the parent's model
+        object and deny callback; not the observing callbacks (the segment reads the run's own counter)."""
         from google.adk.agents import LlmAgent
+
+        spec = scenario.agents[child]
+        if before_tool is not None:
+            extra["before_tool_callback"] = before_tool
+        return LlmAgent(name=child, model=model, description=spec.description, instruction=spec.instructions,
+                        tools=self._tools(scenario, ledger, scenario.tools_of(child)), **extra)
+
+    def _delegation(self, scenario: Scenario, ledger: LedgerClient, model: Any, before_tool: Any,
+                    settings: dict[str, Any]) -> dict[str, Any]:
+        """The main agent's keyword arguments that reach the children (none without agents). Here ADK's
+        multi-agent docs' explicit invocation ("agent as a tool"): one `AgentTool(agent=<child LlmAgent>)` per
+        child among the tools, AgentTool's defaults otherwise. AgentTool runs the child in its own Runner (its
+        own invocation, its own LLM-call counter and events)."""
+        if not scenario.agents:
+            return {}
         from google.adk.tools.agent_tool import AgentTool
 
-        out = []
-        for child, spec in scenario.agents.items():
-            kwargs: dict[str, Any] = {"before_tool_callback": before_tool} if before_tool is not None else {}
-            llm = LlmAgent(name=child, model=model, description=spec.description, instruction=spec.instructions,
-                           tools=self._tools(scenario, ledger, scenario.tools_of(child)), **kwargs)
-            out.append(AgentTool(agent=llm))
+        tools = [AgentTool(agent=self._child(scenario, child, ledger, model, before_tool)) for child in scenario.agents]
         settings["subagents"] = {
             child: {"tool": f"AgentTool(agent=LlmAgent(name={child!r}))", "skip_summarization": False,
                     "runner": "AgentTool's own Runner over an InMemorySessionService (a nested invocation)",
@@ -434,11 +454,13 @@ class GoogleADKAdapter(Adapter):
                     "usage": "the child's events stay in the nested run: the parent's events carry the main "
                              "agent's usage only"}
             for child in scenario.agents}
-        # ADK 2.x's AgentTool docstring prefers sub_agents=[...] with mode='single_turn' (2.x only, not 1.22);
-        # the multi-agent docs' AgentTool is what every supported release has: the one driven here
-        settings["delegation"] = ("AgentTool (the multi-agent docs' explicit invocation); sub_agents transfer "
-                                  "(transfer_to_agent) and mode='single_turn' sub_agents not driven")
-        return out
+        # ADK 2.x's AgentTool docstring prefers sub_agents=[...] with mode='single_turn' (the `single-turn`
+        # variant; 1.22, the minimum, has no mode); AgentTool, the multi-agent docs' explicit invocation, is in
+        # every supported release: the default
+        settings["delegation"] = ("AgentTool (the multi-agent docs' explicit invocation); mode='single_turn' "
+                                  "sub_agents: the single-turn variant; sub_agents transfer (transfer_to_agent) "
+                                  "not driven")
+        return {"tools": tools}
 
     def _limits(self, scenario: Scenario) -> tuple[dict[str, Any], dict[str, LimitTranslation]]:
         from google.adk.agents.run_config import RunConfig
@@ -801,5 +823,52 @@ class GoogleADKSSE(GoogleADKAdapter):
     }
 
 
+SINGLE_TURN_DELEGATE = ("LlmAgent(sub_agents=[LlmAgent(name=<child id>, mode='single_turn', description=..., "
+                        "instruction=..., tools=...)]) (ADK wraps each as a tool run inline in the parent's "
+                        "invocation and session: one LLM-call counter, the child's events in the run's)")
+
+
+class GoogleADKSingleTurn(GoogleADKAdapter):
+    variant = "single-turn"
+    about = ("the default with sub-agents as sub_agents=[LlmAgent(mode='single_turn')], which AgentTool's 2.x "
+             "docstring prefers to AgentTool: the child runs inline in the parent's invocation")
+    mechanism_table: ClassVar[dict[Intent, str]] = {**GoogleADKAdapter.mechanism_table,
+                                                    "delegate": SINGLE_TURN_DELEGATE}
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """LlmAgent's `mode` (chat / single_turn / task) is 2.x's; 1.22, the adapter's minimum, has none."""
+        reason = super().unavailable_reason()
+        if reason is not None:
+            return reason
+        from google.adk.agents import LlmAgent
+
+        if "mode" not in LlmAgent.model_fields:
+            return f"google-adk {cls.version()}: LlmAgent has no `mode` (single_turn sub-agents are 2.x's)"
+        return None
+
+    def _delegation(self, scenario: Scenario, ledger: LedgerClient, model: Any, before_tool: Any,
+                    settings: dict[str, Any]) -> dict[str, Any]:
+        """ADK's sub_agents with `mode='single_turn'`: the parent's LlmAgent exposes each as a tool named after
+        it (`_SingleTurnAgentTool`, parameter `request`) and runs it with `ctx.run_node` inside its own invocation
+        (llm_agent.py, tools/agent_tool.py)."""
+        if not scenario.agents:
+            return {}
+        reason = self.unavailable_reason()
+        if reason is not None:  # a release without `mode`: the variant cannot run (not the framework's fault)
+            raise RuntimeError(f"the single-turn variant is unavailable: {reason}")
+        children = [self._child(scenario, child, ledger, model, before_tool, mode="single_turn")
+                    for child in scenario.agents]
+        settings["subagents"] = {
+            child: {"sub_agent": f"LlmAgent(name={child!r}, mode='single_turn')",
+                    "runner": "the parent's invocation (ctx.run_node in a sub-branch of the parent's session)",
+                    "run_config": "the parent's RunConfig and LLM-call counter",
+                    "usage": "the child's events are the run's events"}
+            for child in scenario.agents}
+        settings["delegation"] = "sub_agents with mode='single_turn' (AgentTool's 2.x docstring's preference)"
+        return {"sub_agents": children}
+
+
 # the framework's other idioms, in the order runs and reports show them
-GoogleADKAdapter.variant_classes = (GoogleADKErrorDict, GoogleADKInMemory, GoogleADKAnthropic, GoogleADKSSE)
+GoogleADKAdapter.variant_classes = (GoogleADKErrorDict, GoogleADKInMemory, GoogleADKAnthropic, GoogleADKSSE,
+                                    GoogleADKSingleTurn)

@@ -19,7 +19,21 @@ every response carries usageMetadata 1000 prompt / 100 candidates tokens. CASE:
 - `sse`: the usage case with `RunConfig(streaming_mode=StreamingMode.SSE)`. Printed: main's requests go to
   `:streamGenerateContent?alt=sse`, billing's to `:generateContent`: AgentTool forces the nested run to
   StreamingMode.NONE.
-Run from the repo root: .venv/bin/python probes/google_adk/agent_tool.py [usage|runaway|approval|sse]
+- `tool-error`: billing's `lookup` raises (no on_tool_error_callback). Printed: requests main, billing; the
+  PermissionError leaves the nested run, AgentTool and the parent's run_async (ADK's default tool-error path).
+
+MECH `single-turn` (second argument): the same child as `sub_agents=[LlmAgent(..., mode='single_turn')]`, which
+AgentTool's 2.13 docstring prefers ("Direct usage of AgentTool is discouraged"); the parent exposes it as a tool
+named after it and runs it inline (`ctx.run_node`). Printed: `usage`: 4 requests, the parent's events hold all 4
+responses (authors lead and billing), 4000 / 400 = served; `runaway`: one counter for the whole tree: main 1 +
+billing 2 requests, billing's refused 4th call comes back to main as the function response "Error running sub-agent:
+Dynamic node billing failed" (single_turn's tool catches the child's exception), and main's next call is refused
+too: `LlmCallsLimitExceededError` out of run_async; `approval`: the parent's events end on a pending
+`adk_request_confirmation` (3 requests: a pause the application can answer); `sse`: every request streams;
+`tool-error`: the PermissionError does not leave the run: main gets "Error running sub-agent: ..." and answers
+(main, billing, main).
+Run from the repo root: .venv/bin/python probes/google_adk/agent_tool.py [usage|runaway|approval|sse|tool-error]
+[agent-tool|single-turn]
 """
 
 from __future__ import annotations
@@ -42,6 +56,7 @@ from google.adk.tools.agent_tool import AgentTool
 from google.genai import types
 
 CASE = sys.argv[1] if len(sys.argv) > 1 else "usage"
+MECH = sys.argv[2] if len(sys.argv) > 2 else "agent-tool"  # or single-turn: sub_agents=[LlmAgent(mode=...)]
 USAGE = {"promptTokenCount": 1000, "candidatesTokenCount": 100, "totalTokenCount": 1100}
 REQUESTS: list[tuple[str, str]] = []  # (agent, path)
 RAN: list[str] = []
@@ -92,6 +107,8 @@ class Handler(BaseHTTPRequestHandler):
 def lookup(order_id: str) -> str:
     """Look an order's refund up."""
     RAN.append("lookup")
+    if CASE == "tool-error":
+        raise PermissionError("permission denied")
     return "refund RF-88"
 
 
@@ -104,9 +121,11 @@ def issue(order_id: str) -> str:
 async def main(base: str) -> None:
     model = Gemini(model="gemini-2.5-flash", base_url=base, client_kwargs={"api_key": "k"})
     child_tools: list[Any] = [lookup, FunctionTool(issue, require_confirmation=True)]
+    single = {"mode": "single_turn"} if MECH == "single-turn" else {}
     child = LlmAgent(name="billing", model=model, description="The billing agent.", instruction="You are billing.",
-                     tools=child_tools)
-    agent = LlmAgent(name="lead", model=model, instruction="You are the lead.", tools=[AgentTool(agent=child)])
+                     tools=child_tools, **single)
+    reach: dict[str, Any] = {"sub_agents": [child]} if single else {"tools": [AgentTool(agent=child)]}
+    agent = LlmAgent(name="lead", model=model, instruction="You are the lead.", **reach)
     service = InMemorySessionService()
     await service.create_session(app_name="p", user_id="u", session_id="s")
     runner = Runner(agent=agent, app_name="p", session_service=service)
