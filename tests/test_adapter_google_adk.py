@@ -16,9 +16,10 @@ from tests.suite_helpers import run_framework
 
 SUITE_FRAMEWORKS = ("google-adk",)  # run alone, the suite run is this framework's only
 
-VARIANTS = ("default", "error-dict", "in-memory", "anthropic", "sse")
-GEMINI = ("default", "error-dict", "in-memory", "sse")  # ADK's quick start: its Gemini class, the table's Gemini model
-PERSISTENT = ("default", "error-dict", "anthropic", "sse")  # SqliteSessionService in the task dir
+VARIANTS = ("default", "error-dict", "in-memory", "anthropic", "sse", "single-turn")
+GEMINI = ("default", "error-dict", "in-memory", "sse", "single-turn")  # ADK's quick start: its Gemini class, the table's
+PERSISTENT = ("default", "error-dict", "anthropic", "sse", "single-turn")  # SqliteSessionService in the task dir
+AGENT_TOOL = tuple(v for v in VARIANTS if v != "single-turn")  # sub-agents through AgentTool
 
 
 @pytest.fixture(scope="module")
@@ -233,7 +234,7 @@ def test_a_response_whose_usage_lacks_a_count_leaves_that_total_unknown():
 # (probes/google_adk/agent_tool.py reproduces each finding against the raw SDK)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", AGENT_TOOL)
 def test_a_child_is_an_agent_tool_whose_usage_the_run_does_not_report(records, variant):
     """AgentTool runs the child in its own nested Runner and forwards none of its events: the parent's events
     report main's 2 responses (2000 / 200 tokens) of the 4 the server served (4000 / 400)."""
@@ -250,7 +251,7 @@ def test_a_child_is_an_agent_tool_whose_usage_the_run_does_not_report(records, v
     assert r.native.settings["subagents"]["billing"]["tool"] == "AgentTool(agent=LlmAgent(name='billing'))"
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", AGENT_TOOL)
 def test_a_child_gets_max_llm_calls_with_a_counter_of_its_own(records, variant):
     """The parent's RunConfig(max_llm_calls=8) reaches the nested run, whose invocation counts afresh: research
     makes 8 calls after main's 1 (9 served), then its LlmCallsLimitExceededError leaves the parent's run."""
@@ -263,7 +264,7 @@ def test_a_child_gets_max_llm_calls_with_a_counter_of_its_own(records, variant):
     assert r.limits["max_model_calls"].native == "RunConfig(max_llm_calls=8)"
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", AGENT_TOOL)
 def test_a_confirmation_inside_a_child_cannot_pause_the_run(records, variant):
     """The child's require_confirmation asks once (one authorize event), its nested invocation ends on the
     adk_request_confirmation, and AgentTool answers the parent "... which AgentTool cannot resume.": no pause,
@@ -307,3 +308,46 @@ def test_in_the_sse_variant_only_the_parent_streams(records):
     r = records[("subagent_usage", "sse")]
     assert [(q.agent, q.stream) for q in r.requests] == [
         ("main", True), ("billing", False), ("billing", False), ("main", True)]
+
+
+# ---- sub-agents: the single-turn variant, sub_agents=[LlmAgent(mode='single_turn')] run inline
+
+
+def test_single_turn_children_run_inside_the_parents_invocation_and_usage(records):
+    r = records[("subagent_usage", "single-turn")]
+    c = r.counters
+    assert r.outcome == "completed" and r.verdict == "conforms"
+    assert c.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert (c.model_requests_reported, c.input_tokens_reported, c.output_tokens_reported) == (
+        c.model_requests_observed, c.input_tokens_observed, c.output_tokens_observed) == (4, 4000, 400)
+    assert r.native.mechanisms["delegate"].startswith("LlmAgent(sub_agents=[LlmAgent(")
+    assert "sub_agents" in r.native.settings["delegation"]
+
+
+def test_single_turn_children_share_the_tasks_llm_call_counter(records):
+    """One counter for the tree: 8 requests under max_llm_calls=8; the research's refused call comes back to
+    main as an error text and main's next call is refused too (ADK's counter 10), then the limit error leaves."""
+    r = records[("subagent_runaway", "single-turn")]
+    c = r.counters
+    assert r.outcome == "limit_steps" and r.native.signals.exception_type == "LlmCallsLimitExceededError"
+    assert c.model_requests_by_agent == {"main": 1, "research": 7}
+    assert c.model_requests_reported == c.model_requests_observed == 8
+    assert c.runtime_steps == 10
+
+
+def test_single_turn_pauses_on_the_childs_confirmation_and_the_resume_continues_the_child(records):
+    r = records[("subagent_approval", "single-turn")]
+    c = r.counters
+    assert r.outcome == "completed" and r.verdict == "conforms"
+    assert [s.kind for s in r.segments] == ["run", "resume"]
+    assert [(p.call_id, p.tool) for p in r.segments[0].pending] == [("refund_issue_1", "issue_refund")]
+    assert c.model_requests_by_agent == {"main": 2, "billing": 3}
+    assert c.tool_executions_by_tool == {"lookup_refund": 1, "issue_refund": 1}
+    assert c.model_requests_reported == c.model_requests_observed == 5
+
+
+def test_single_turn_turns_a_childs_raised_tool_error_into_text_for_the_parent(records):
+    r = records[("subagent_tool_failure", "single-turn")]
+    assert r.outcome == "incomplete" and r.native.signals.failure is None
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 1}
+    assert r.counters.tool_executions_by_tool == {"lookup_refund": 1}
