@@ -136,7 +136,7 @@ The model class, per variant (docs/decisions.md "Each framework's own model clas
   unresolved long-running tool call(s) ..., which AgentTool cannot resume." as the child's result; the parent
   answers and the run returns (subagent_approval: incomplete, nothing to resume, issue_refund not run). With
   `streaming_mode=SSE` AgentTool forces the nested run to StreamingMode.NONE: the child's requests are not
-  streamed. The variants inherit this, but `single-turn`. `settings.subagents` says what each child got.
+  streamed. The variants inherit this, but `single-turn` and `transfer`. `settings.subagents` says what each child got.
   Variant `single-turn`: the default with the children as `LlmAgent(sub_agents=[LlmAgent(..., mode='single_turn')])`,
   which AgentTool's 2.13 docstring prefers ("Direct usage of AgentTool is discouraged") and its pause warning names
   ("Configure the agent under sub_agents (e.g. with mode='single_turn' ...) if it needs to pause and resume"). It
@@ -151,8 +151,15 @@ The model class, per variant (docs/decisions.md "Each framework's own model clas
   the child's confirmation pauses the whole run on the parent's `adk_request_confirmation`, and the resume continues
   the child (subagent_approval completed: billing 3 requests over both segments, lookup_refund once); a child's raised
   tool error is caught the same way and becomes that text for main (subagent_tool_failure incomplete: main 2, billing
-  1). Not driven by any variant: `sub_agents` transfer (`transfer_to_agent`, the LLM-driven handoff of the
-  conversation, a different intent from call and return).
+  1).
+  Variant `transfer`: the default with the children as `sub_agents=[LlmAgent(...)]` in their default (chat) mode: ADK
+  offers the parent `transfer_to_agent(agent_name)` (the server fills agent_name with the child's id), and the child
+  takes over the invocation and answers the user itself: a handoff, not call and return, so the main agent is not
+  called again (subagent_usage: main 1, billing 2, completed from the child's text). The child runs in the parent's
+  invocation and session: reported = served, one LLM-call counter (subagent_runaway: 8 requests, main 1 and research
+  7, counter 9, limit_steps), its confirmation pauses the run and the resume continues it (subagent_approval
+  completed, main 1, billing 3), its raised tool error leaves the run (failed). The child gets the observing
+  before_agent callback: on a resume it is the agent that starts.
 Signal mapping (no scenario knowledge): `LlmCallsLimitExceededError` -> limit="steps" (raised); the model
 client's own error in the chain (`google.genai.errors.APIError`; `anthropic.APIError` in the `anthropic` variant,
 which ADK 2.8+ wraps a 429 of as `_AnthropicRateLimitError`) -> failure="model"; `ToolFailed` in the chain ->
@@ -416,7 +423,8 @@ class GoogleADKAdapter(Adapter):
                                     " + skip_summarization=True" if stop else "")}
         if rules:
             settings["tool_choice"] = {r.after_call or "opening call": r.choice for r in rules}
-        delegation = self._delegation(scenario, ledger, model, before_tool if denied else None, settings)
+        delegation = self._delegation(scenario, ledger, model, before_tool if denied else None, settings,
+                                      before_agent)
         tools = [*self._tools(scenario, ledger, scenario.tools_of(MAIN_AGENT)), *delegation.pop("tools", [])]
         # the main agent's system prompt is the scenario's (the server tells agents apart by it); "" as before
         agent = LlmAgent(name=AGENT_NAME, model=model, instruction=scenario.instructions or "", tools=tools,
@@ -436,7 +444,7 @@ class GoogleADKAdapter(Adapter):
                         tools=self._tools(scenario, ledger, scenario.tools_of(child)), **extra)
 
     def _delegation(self, scenario: Scenario, ledger: LedgerClient, model: Any, before_tool: Any,
-                    settings: dict[str, Any]) -> dict[str, Any]:
+                    settings: dict[str, Any], before_agent: Any) -> dict[str, Any]:
         """The main agent's keyword arguments that reach the children (none without agents). Here ADK's
         multi-agent docs' explicit invocation ("agent as a tool"): one `AgentTool(agent=<child LlmAgent>)` per
         child among the tools, AgentTool's defaults otherwise. AgentTool runs the child in its own Runner (its
@@ -458,8 +466,8 @@ class GoogleADKAdapter(Adapter):
         # variant; 1.22, the minimum, has no mode); AgentTool, the multi-agent docs' explicit invocation, is in
         # every supported release: the default
         settings["delegation"] = ("AgentTool (the multi-agent docs' explicit invocation); mode='single_turn' "
-                                  "sub_agents: the single-turn variant; sub_agents transfer (transfer_to_agent) "
-                                  "not driven")
+                                  "sub_agents: the single-turn variant; chat-mode sub_agents (transfer_to_agent): "
+                                  "the transfer variant")
         return {"tools": tools}
 
     def _limits(self, scenario: Scenario) -> tuple[dict[str, Any], dict[str, LimitTranslation]]:
@@ -848,7 +856,7 @@ class GoogleADKSingleTurn(GoogleADKAdapter):
         return None
 
     def _delegation(self, scenario: Scenario, ledger: LedgerClient, model: Any, before_tool: Any,
-                    settings: dict[str, Any]) -> dict[str, Any]:
+                    settings: dict[str, Any], before_agent: Any) -> dict[str, Any]:
         """ADK's sub_agents with `mode='single_turn'`: the parent's LlmAgent exposes each as a tool named after
         it (`_SingleTurnAgentTool`, parameter `request`) and runs it with `ctx.run_node` inside its own invocation
         (llm_agent.py, tools/agent_tool.py)."""
@@ -869,6 +877,34 @@ class GoogleADKSingleTurn(GoogleADKAdapter):
         return {"sub_agents": children}
 
 
+class GoogleADKTransfer(GoogleADKAdapter):
+    variant = "transfer"
+    about = ("the default with sub-agents as sub_agents=[LlmAgent] in chat mode, reached by ADK's LLM-driven "
+             "transfer_to_agent: a handoff (the child answers the user)")
+    mechanism_table: ClassVar[dict[Intent, str]] = {**GoogleADKAdapter.mechanism_table,
+                                                    "delegate": "LlmAgent(sub_agents=[LlmAgent(...)]) -> "
+                                                                "transfer_to_agent(agent_name=<child id>)"}
+
+    def _delegation(self, scenario: Scenario, ledger: LedgerClient, model: Any, before_tool: Any,
+                    settings: dict[str, Any], before_agent: Any) -> dict[str, Any]:
+        """ADK's sub_agents in their default (chat) mode: ADK offers the parent `transfer_to_agent(agent_name)`
+        and, once called, the child takes over the invocation and answers the user itself (a handoff: the parent
+        is not called again). The child gets the observing before_agent callback: it runs in the parent's
+        invocation, and on a resume it is the agent that starts (the run's counter is read from it)."""
+        if not scenario.agents:
+            return {}
+        children = [self._child(scenario, child, ledger, model, before_tool, before_agent_callback=before_agent)
+                    for child in scenario.agents]
+        settings["subagents"] = {
+            child: {"sub_agent": f"LlmAgent(name={child!r}) (chat mode)",
+                    "reached_by": "transfer_to_agent(agent_name=...) offered by ADK to the parent",
+                    "runner": "the parent's invocation and session; the child answers the user",
+                    "run_config": "the parent's RunConfig and LLM-call counter"}
+            for child in scenario.agents}
+        settings["delegation"] = "sub_agents in chat mode: the LLM-driven transfer_to_agent handoff"
+        return {"sub_agents": children}
+
+
 # the framework's other idioms, in the order runs and reports show them
 GoogleADKAdapter.variant_classes = (GoogleADKErrorDict, GoogleADKInMemory, GoogleADKAnthropic, GoogleADKSSE,
-                                    GoogleADKSingleTurn)
+                                    GoogleADKSingleTurn, GoogleADKTransfer)

@@ -32,8 +32,13 @@ too: `LlmCallsLimitExceededError` out of run_async; `approval`: the parent's eve
 `adk_request_confirmation` (3 requests: a pause the application can answer); `sse`: every request streams;
 `tool-error`: the PermissionError does not leave the run: main gets "Error running sub-agent: ..." and answers
 (main, billing, main).
+MECH `transfer`: the child as `sub_agents=[LlmAgent(...)]` in its default chat mode; ADK offers main
+`transfer_to_agent(agent_name)`. Printed: `usage`: 3 requests (main, billing, billing): the child answers the user
+and main is not called again (a handoff), usage 3000 / 300 = served; `runaway`: one counter (main 1 + billing 2),
+then `LlmCallsLimitExceededError`; `approval`: the run ends on a pending `adk_request_confirmation`; `tool-error`:
+the PermissionError leaves run_async (2 requests).
 Run from the repo root: .venv/bin/python probes/google_adk/agent_tool.py [usage|runaway|approval|sse|tool-error]
-[agent-tool|single-turn]
+[agent-tool|single-turn|transfer]
 """
 
 from __future__ import annotations
@@ -56,7 +61,8 @@ from google.adk.tools.agent_tool import AgentTool
 from google.genai import types
 
 CASE = sys.argv[1] if len(sys.argv) > 1 else "usage"
-MECH = sys.argv[2] if len(sys.argv) > 2 else "agent-tool"  # or single-turn: sub_agents=[LlmAgent(mode=...)]
+# or single-turn: sub_agents=[LlmAgent(mode='single_turn')]; transfer: sub_agents=[LlmAgent] (chat mode)
+MECH = sys.argv[2] if len(sys.argv) > 2 else "agent-tool"
 USAGE = {"promptTokenCount": 1000, "candidatesTokenCount": 100, "totalTokenCount": 1100}
 REQUESTS: list[tuple[str, str]] = []  # (agent, path)
 RAN: list[str] = []
@@ -68,9 +74,13 @@ def answer(agent: str, body: dict[str, Any]) -> list[dict[str, Any]]:
                  if "functionResponse" in p]
     n = len(responses)
     if agent == "main":
+        if n == 0 and MECH == "transfer":  # the tool ADK offers a parent of chat-mode sub_agents
+            return [{"functionCall": {"id": "fc_ask", "name": "transfer_to_agent", "args": {"agent_name": "billing"}}}]
         if n == 0:
             return [{"functionCall": {"id": "fc_ask", "name": "billing", "args": {"request": "Refund order 1042."}}}]
         return [{"text": f"main saw: {json.dumps(responses[-1]['response'])[:200]}"}]
+    n = len([r for r in responses if r.get("name") in ("lookup", "issue")])  # the child's own (a handoff's child
+    # sees the parent's history too)
     if CASE == "runaway":
         return [{"functionCall": {"id": f"fc_l{n}", "name": "lookup", "args": {"order_id": "1042"}}}]
     if n == 0:
@@ -124,7 +134,7 @@ async def main(base: str) -> None:
     single = {"mode": "single_turn"} if MECH == "single-turn" else {}
     child = LlmAgent(name="billing", model=model, description="The billing agent.", instruction="You are billing.",
                      tools=child_tools, **single)
-    reach: dict[str, Any] = {"sub_agents": [child]} if single else {"tools": [AgentTool(agent=child)]}
+    reach: dict[str, Any] = {"tools": [AgentTool(agent=child)]} if MECH == "agent-tool" else {"sub_agents": [child]}
     agent = LlmAgent(name="lead", model=model, instruction="You are the lead.", **reach)
     service = InMemorySessionService()
     await service.create_session(app_name="p", user_id="u", session_id="s")
