@@ -16,10 +16,11 @@ from tests.suite_helpers import run_framework
 
 SUITE_FRAMEWORKS = ("google-adk",)  # run alone, the suite run is this framework's only
 
-VARIANTS = ("default", "error-dict", "in-memory", "anthropic", "sse", "single-turn")
-GEMINI = ("default", "error-dict", "in-memory", "sse", "single-turn")  # ADK's quick start: its Gemini class, the table's
-PERSISTENT = ("default", "error-dict", "anthropic", "sse", "single-turn")  # SqliteSessionService in the task dir
-AGENT_TOOL = tuple(v for v in VARIANTS if v != "single-turn")  # sub-agents through AgentTool
+VARIANTS = ("default", "error-dict", "in-memory", "anthropic", "sse", "single-turn", "transfer")
+# ADK's quick start: its Gemini class, the table's Gemini model
+GEMINI = ("default", "error-dict", "in-memory", "sse", "single-turn", "transfer")
+PERSISTENT = ("default", "error-dict", "anthropic", "sse", "single-turn", "transfer")  # SqliteSessionService
+AGENT_TOOL = tuple(v for v in VARIANTS if v not in ("single-turn", "transfer"))  # sub-agents through AgentTool
 
 
 @pytest.fixture(scope="module")
@@ -351,3 +352,31 @@ def test_single_turn_turns_a_childs_raised_tool_error_into_text_for_the_parent(r
     assert r.outcome == "incomplete" and r.native.signals.failure is None
     assert r.counters.model_requests_by_agent == {"main": 2, "billing": 1}
     assert r.counters.tool_executions_by_tool == {"lookup_refund": 1}
+
+
+# ---- sub-agents: the transfer variant, chat-mode sub_agents reached by transfer_to_agent (a handoff)
+
+
+def test_transfer_hands_the_conversation_to_the_child_which_answers(records):
+    """The child answers the user; main is not called again. Its requests are the run's: reported = served."""
+    r = records[("subagent_usage", "transfer")]
+    c = r.counters
+    assert r.outcome == "completed"
+    assert [q.agent for q in r.requests] == ["main", "billing", "billing"]
+    assert (c.model_requests_reported, c.input_tokens_reported, c.output_tokens_reported) == (
+        c.model_requests_observed, c.input_tokens_observed, c.output_tokens_observed) == (3, 3000, 300)
+    assert r.native.mechanisms["delegate"].startswith("LlmAgent(sub_agents=[LlmAgent(...)]) -> transfer_to_agent")
+
+
+def test_transfer_shares_the_counter_pauses_in_the_child_and_raises_its_tool_error(records):
+    runaway = records[("subagent_runaway", "transfer")]
+    assert runaway.outcome == "limit_steps" and runaway.counters.model_requests_by_agent == {"main": 1, "research": 7}
+    assert runaway.counters.runtime_steps == 9
+    approval = records[("subagent_approval", "transfer")]
+    assert approval.outcome == "completed" and [s.kind for s in approval.segments] == ["run", "resume"]
+    assert approval.counters.model_requests_by_agent == {"main": 1, "billing": 3}
+    assert approval.counters.tool_executions_by_tool == {"lookup_refund": 1, "issue_refund": 1}
+    assert approval.segments[1].counters.runtime_steps is not None  # read from the child, the agent that resumes
+    failure = records[("subagent_tool_failure", "transfer")]
+    assert failure.outcome == "failed" and failure.native.signals.exception_type == "ToolFailed"
+    assert failure.counters.model_requests_by_agent == {"main": 1, "billing": 1}
