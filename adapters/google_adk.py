@@ -115,6 +115,51 @@ The model class, per variant (docs/decisions.md "Each framework's own model clas
   allowed_function_names=[...]))` for the call the turn answers, chosen from the contents about to be sent (the
   callback docs' way to modify the request before it goes out). `anthropic`: unsupported (above).
 
+- sub-agents (`scenario.agents`): ADK's multi-agent docs' explicit invocation, "agent as a tool": each child is an
+  `LlmAgent(name=<id>, model=<the parent's model object>, description=spec.description,
+  instruction=spec.instructions, tools=<its own ledger-backed tools, built as above>)` wrapped in
+  `AgentTool(agent=child)` (google.adk.tools.agent_tool; every other parameter at its default) among the main
+  agent's tools; the main agent gets `instruction=scenario.instructions` ("" when unset, as before). AgentTool's
+  declaration is the child's name with one required string `request` (the task) and the child's description.
+  What AgentTool does with it, read in its `run_async` (2.13) and measured (probes/google_adk/agent_tool.py):
+  the child runs in AgentTool's own `Runner` over a fresh `InMemorySessionService` (a nested invocation), with the
+  parent's RunConfig; its events are not forwarded, only its last text becomes the function response. So the
+  parent's events (what the segment counts) carry the main agent's responses and usage only: subagent_usage
+  reports 2 requests and 2000 / 200 tokens for 4 served (4000 / 400). `max_llm_calls` reaches the child, but its
+  nested invocation has its own counter: subagent_runaway lets research make 8 calls (plus main's 1: 9 served)
+  before the child's `LlmCallsLimitExceededError` leaves the parent's run_async (limit_steps; runtime_steps is
+  the parent's counter, 1). A child's tool error takes the tool-error path above inside the nested run: raised
+  (default: the ToolFailed leaves both runs, failed) or the error dict (`error-dict`: the child answers, the
+  parent goes on, incomplete). A confirmation inside the child cannot pause the run: the nested invocation ends on
+  its `adk_request_confirmation`, and AgentTool, finding a long-running call unanswered, logs that it "cannot
+  resume because its nested session is discarded" and returns the text "Error: agent '<id>' stopped waiting on
+  unresolved long-running tool call(s) ..., which AgentTool cannot resume." as the child's result; the parent
+  answers and the run returns (subagent_approval: incomplete, nothing to resume, issue_refund not run). With
+  `streaming_mode=SSE` AgentTool forces the nested run to StreamingMode.NONE: the child's requests are not
+  streamed. The variants inherit this, but `single-turn` and `transfer`. `settings.subagents` says what each child got.
+  Variant `single-turn`: the default with the children as `LlmAgent(sub_agents=[LlmAgent(..., mode='single_turn')])`,
+  which AgentTool's 2.13 docstring prefers ("Direct usage of AgentTool is discouraged") and its pause warning names
+  ("Configure the agent under sub_agents (e.g. with mode='single_turn' ...) if it needs to pause and resume"). It
+  stays a variant, not the default: LlmAgent has no `mode` before 2.x (the adapter runs from 1.22; the variant reports
+  itself unavailable there) and the multi-agent docs' explicit invocation is AgentTool. The parent exposes each child
+  as a tool named after it (`_SingleTurnAgentTool`, parameter `request`) and runs it inline with `ctx.run_node`: one
+  invocation, one LLM-call counter, the child's events among the run's. Measured: reported = served (subagent_usage 4
+  requests, 4000 / 400); subagent_runaway stops at 8 requests (main 1, research 7) under the task's max_llm_calls=8:
+  the research's refused call comes back to main as "Error running sub-agent: Dynamic node research failed"
+  (single_turn's tool catches the child's exception; the text as the probe prints it for its billing child) and main's
+  next call is refused too, so ADK's counter reads 10 and `LlmCallsLimitExceededError` leaves run_async (limit_steps);
+  the child's confirmation pauses the whole run on the parent's `adk_request_confirmation`, and the resume continues
+  the child (subagent_approval completed: billing 3 requests over both segments, lookup_refund once); a child's raised
+  tool error is caught the same way and becomes that text for main (subagent_tool_failure incomplete: main 2, billing
+  1).
+  Variant `transfer`: the default with the children as `sub_agents=[LlmAgent(...)]` in their default (chat) mode: ADK
+  offers the parent `transfer_to_agent(agent_name)` (the server fills agent_name with the child's id), and the child
+  takes over the invocation and answers the user itself: a handoff, not call and return, so the main agent is not
+  called again (subagent_usage: main 1, billing 2, completed from the child's text). The child runs in the parent's
+  invocation and session: reported = served, one LLM-call counter (subagent_runaway: 8 requests, main 1 and research
+  7, counter 9, limit_steps), its confirmation pauses the run and the resume continues it (subagent_approval
+  completed, main 1, billing 3), its raised tool error leaves the run (failed). The child gets the observing
+  before_agent callback: on a resume it is the agent that starts.
 Signal mapping (no scenario knowledge): `LlmCallsLimitExceededError` -> limit="steps" (raised); the model
 client's own error in the chain (`google.genai.errors.APIError`; `anthropic.APIError` in the `anthropic` variant,
 which ADK 2.8+ wraps a 429 of as `_AnthropicRateLimitError`) -> failure="model"; `ToolFailed` in the chain ->
@@ -146,6 +191,7 @@ from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, GEMINI_
 from loopbench.harness.models import Provider
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
+from loopbench.harness.scenario.model import MAIN_AGENT
 
 APP_NAME = "loopbench"
 USER_ID = "user"
@@ -204,7 +250,9 @@ class GoogleADKAdapter(Adapter):
                "sessions in SqliteSessionService in the task dir, whatever the scenario"),
     )
     mechanism_table: ClassVar[dict[Intent, str]] = {
-        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
+        "delegate": "AgentTool(agent=LlmAgent(name=<child id>, description=..., instruction=..., tools=...)) "
+                    "(explicit invocation, agent as a tool: the child runs in AgentTool's own nested Runner and "
+                    "invocation with the parent's RunConfig; its text is the tool's result)",
         "deny_stop": "before_tool_callback returns {'error': ...} (the tool is skipped) and sets "
                      "tool_context.actions.skip_summarization=True (the response is final; the invocation ends)",
         "deny_continue": "before_tool_callback returns {'error': ...} (the tool is skipped, the dict is its response; "
@@ -276,7 +324,7 @@ class GoogleADKAdapter(Adapter):
         return SqliteSessionService(str(ctx.task_dir / SESSION_DB)), "SqliteSessionService (on disk, in the task dir)"
 
     # ------------------------------------------------------------------ building
-    def _tools(self, scenario: Scenario, ledger: LedgerClient) -> list[Any]:
+    def _tools(self, scenario: Scenario, ledger: LedgerClient, names: list[str]) -> list[Any]:
         from google.adk.tools import FunctionTool, ToolContext
         from google.genai import types
 
@@ -322,7 +370,7 @@ class GoogleADKAdapter(Adapter):
             def _get_declaration(self) -> Any:
                 return self._declared.model_copy(deep=True)
 
-        return [ScenarioTool(n) for n in scenario.tools]
+        return [ScenarioTool(n) for n in names]
 
     def _agent(self, scenario: Scenario, ctx: RunContext, probe: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         from google.adk.agents import LlmAgent
@@ -375,8 +423,52 @@ class GoogleADKAdapter(Adapter):
                                     " + skip_summarization=True" if stop else "")}
         if rules:
             settings["tool_choice"] = {r.after_call or "opening call": r.choice for r in rules}
-        agent = LlmAgent(name=AGENT_NAME, model=model, instruction="", tools=self._tools(scenario, ledger), **kwargs)
+        delegation = self._delegation(scenario, ledger, model, before_tool if denied else None, settings,
+                                      before_agent)
+        tools = [*self._tools(scenario, ledger, scenario.tools_of(MAIN_AGENT)), *delegation.pop("tools", [])]
+        # the main agent's system prompt is the scenario's (the server tells agents apart by it); "" as before
+        agent = LlmAgent(name=AGENT_NAME, model=model, instruction=scenario.instructions or "", tools=tools,
+                         **delegation, **kwargs)
         return agent, settings
+
+    def _child(self, scenario: Scenario, child: str, ledger: LedgerClient, model: Any, before_tool: Any,
+               **extra: Any) -> Any:
+        """A child LlmAgent: its own name, description, instruction and ledger-backed tools, the parent's model
+        object and deny callback; not the observing callbacks (the segment reads the run's own counter)."""
+        from google.adk.agents import LlmAgent
+
+        spec = scenario.agents[child]
+        if before_tool is not None:
+            extra["before_tool_callback"] = before_tool
+        return LlmAgent(name=child, model=model, description=spec.description, instruction=spec.instructions,
+                        tools=self._tools(scenario, ledger, scenario.tools_of(child)), **extra)
+
+    def _delegation(self, scenario: Scenario, ledger: LedgerClient, model: Any, before_tool: Any,
+                    settings: dict[str, Any], before_agent: Any) -> dict[str, Any]:
+        """The main agent's keyword arguments that reach the children (none without agents). Here ADK's
+        multi-agent docs' explicit invocation ("agent as a tool"): one `AgentTool(agent=<child LlmAgent>)` per
+        child among the tools, AgentTool's defaults otherwise. AgentTool runs the child in its own Runner (its
+        own invocation, its own LLM-call counter and events)."""
+        if not scenario.agents:
+            return {}
+        from google.adk.tools.agent_tool import AgentTool
+
+        tools = [AgentTool(agent=self._child(scenario, child, ledger, model, before_tool)) for child in scenario.agents]
+        settings["subagents"] = {
+            child: {"tool": f"AgentTool(agent=LlmAgent(name={child!r}))", "skip_summarization": False,
+                    "runner": "AgentTool's own Runner over an InMemorySessionService (a nested invocation)",
+                    "run_config": "the parent's RunConfig (max_llm_calls counted per nested invocation; "
+                                  "streaming_mode forced to NONE)",
+                    "usage": "the child's events stay in the nested run: the parent's events carry the main "
+                             "agent's usage only"}
+            for child in scenario.agents}
+        # ADK 2.x's AgentTool docstring prefers sub_agents=[...] with mode='single_turn' (the `single-turn`
+        # variant; 1.22, the minimum, has no mode); AgentTool, the multi-agent docs' explicit invocation, is in
+        # every supported release: the default
+        settings["delegation"] = ("AgentTool (the multi-agent docs' explicit invocation); mode='single_turn' "
+                                  "sub_agents: the single-turn variant; chat-mode sub_agents (transfer_to_agent): "
+                                  "the transfer variant")
+        return {"tools": tools}
 
     def _limits(self, scenario: Scenario) -> tuple[dict[str, Any], dict[str, LimitTranslation]]:
         from google.adk.agents.run_config import RunConfig
@@ -739,5 +831,80 @@ class GoogleADKSSE(GoogleADKAdapter):
     }
 
 
+SINGLE_TURN_DELEGATE = ("LlmAgent(sub_agents=[LlmAgent(name=<child id>, mode='single_turn', description=..., "
+                        "instruction=..., tools=...)]) (ADK wraps each as a tool run inline in the parent's "
+                        "invocation and session: one LLM-call counter, the child's events in the run's)")
+
+
+class GoogleADKSingleTurn(GoogleADKAdapter):
+    variant = "single-turn"
+    about = ("the default with sub-agents as sub_agents=[LlmAgent(mode='single_turn')], which AgentTool's 2.x "
+             "docstring prefers to AgentTool: the child runs inline in the parent's invocation")
+    mechanism_table: ClassVar[dict[Intent, str]] = {**GoogleADKAdapter.mechanism_table,
+                                                    "delegate": SINGLE_TURN_DELEGATE}
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """LlmAgent's `mode` (chat / single_turn / task) is 2.x's; 1.22, the adapter's minimum, has none."""
+        reason = super().unavailable_reason()
+        if reason is not None:
+            return reason
+        from google.adk.agents import LlmAgent
+
+        if "mode" not in LlmAgent.model_fields:
+            return f"google-adk {cls.version()}: LlmAgent has no `mode` (single_turn sub-agents are 2.x's)"
+        return None
+
+    def _delegation(self, scenario: Scenario, ledger: LedgerClient, model: Any, before_tool: Any,
+                    settings: dict[str, Any], before_agent: Any) -> dict[str, Any]:
+        """ADK's sub_agents with `mode='single_turn'`: the parent's LlmAgent exposes each as a tool named after
+        it (`_SingleTurnAgentTool`, parameter `request`) and runs it with `ctx.run_node` inside its own invocation
+        (llm_agent.py, tools/agent_tool.py)."""
+        if not scenario.agents:
+            return {}
+        reason = self.unavailable_reason()
+        if reason is not None:  # a release without `mode`: the variant cannot run (not the framework's fault)
+            raise RuntimeError(f"the single-turn variant is unavailable: {reason}")
+        children = [self._child(scenario, child, ledger, model, before_tool, mode="single_turn")
+                    for child in scenario.agents]
+        settings["subagents"] = {
+            child: {"sub_agent": f"LlmAgent(name={child!r}, mode='single_turn')",
+                    "runner": "the parent's invocation (ctx.run_node in a sub-branch of the parent's session)",
+                    "run_config": "the parent's RunConfig and LLM-call counter",
+                    "usage": "the child's events are the run's events"}
+            for child in scenario.agents}
+        settings["delegation"] = "sub_agents with mode='single_turn' (AgentTool's 2.x docstring's preference)"
+        return {"sub_agents": children}
+
+
+class GoogleADKTransfer(GoogleADKAdapter):
+    variant = "transfer"
+    about = ("the default with sub-agents as sub_agents=[LlmAgent] in chat mode, reached by ADK's LLM-driven "
+             "transfer_to_agent: a handoff (the child answers the user)")
+    mechanism_table: ClassVar[dict[Intent, str]] = {**GoogleADKAdapter.mechanism_table,
+                                                    "delegate": "LlmAgent(sub_agents=[LlmAgent(...)]) -> "
+                                                                "transfer_to_agent(agent_name=<child id>)"}
+
+    def _delegation(self, scenario: Scenario, ledger: LedgerClient, model: Any, before_tool: Any,
+                    settings: dict[str, Any], before_agent: Any) -> dict[str, Any]:
+        """ADK's sub_agents in their default (chat) mode: ADK offers the parent `transfer_to_agent(agent_name)`
+        and, once called, the child takes over the invocation and answers the user itself (a handoff: the parent
+        is not called again). The child gets the observing before_agent callback: it runs in the parent's
+        invocation, and on a resume it is the agent that starts (the run's counter is read from it)."""
+        if not scenario.agents:
+            return {}
+        children = [self._child(scenario, child, ledger, model, before_tool, before_agent_callback=before_agent)
+                    for child in scenario.agents]
+        settings["subagents"] = {
+            child: {"sub_agent": f"LlmAgent(name={child!r}) (chat mode)",
+                    "reached_by": "transfer_to_agent(agent_name=...) offered by ADK to the parent",
+                    "runner": "the parent's invocation and session; the child answers the user",
+                    "run_config": "the parent's RunConfig and LLM-call counter"}
+            for child in scenario.agents}
+        settings["delegation"] = "sub_agents in chat mode: the LLM-driven transfer_to_agent handoff"
+        return {"sub_agents": children}
+
+
 # the framework's other idioms, in the order runs and reports show them
-GoogleADKAdapter.variant_classes = (GoogleADKErrorDict, GoogleADKInMemory, GoogleADKAnthropic, GoogleADKSSE)
+GoogleADKAdapter.variant_classes = (GoogleADKErrorDict, GoogleADKInMemory, GoogleADKAnthropic, GoogleADKSSE,
+                                    GoogleADKSingleTurn, GoogleADKTransfer)

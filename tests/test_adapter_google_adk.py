@@ -16,9 +16,11 @@ from tests.suite_helpers import run_framework
 
 SUITE_FRAMEWORKS = ("google-adk",)  # run alone, the suite run is this framework's only
 
-VARIANTS = ("default", "error-dict", "in-memory", "anthropic", "sse")
-GEMINI = ("default", "error-dict", "in-memory", "sse")  # ADK's quick start: its Gemini class, the table's Gemini model
-PERSISTENT = ("default", "error-dict", "anthropic", "sse")  # SqliteSessionService in the task dir
+VARIANTS = ("default", "error-dict", "in-memory", "anthropic", "sse", "single-turn", "transfer")
+# ADK's quick start: its Gemini class, the table's Gemini model
+GEMINI = ("default", "error-dict", "in-memory", "sse", "single-turn", "transfer")
+PERSISTENT = ("default", "error-dict", "anthropic", "sse", "single-turn", "transfer")  # SqliteSessionService
+AGENT_TOOL = tuple(v for v in VARIANTS if v not in ("single-turn", "transfer"))  # sub-agents through AgentTool
 
 
 @pytest.fixture(scope="module")
@@ -227,3 +229,154 @@ def test_a_response_whose_usage_lacks_a_count_leaves_that_total_unknown():
     assert counters.input_tokens_reported is None and counters.output_tokens_reported is None
     unknown = GoogleADKAdapter._counters([_event(full)], {}, known=False)
     assert unknown.model_requests_reported is None and unknown.input_tokens_reported is None
+
+
+# ---- sub-agents: AgentTool(agent=LlmAgent) (agent as a tool), measured on the five subagent_* scenarios
+# (probes/google_adk/agent_tool.py reproduces each finding against the raw SDK)
+
+
+@pytest.mark.parametrize("variant", AGENT_TOOL)
+def test_a_child_is_an_agent_tool_whose_usage_the_run_does_not_report(records, variant):
+    """AgentTool runs the child in its own nested Runner and forwards none of its events: the parent's events
+    report main's 2 responses (2000 / 200 tokens) of the 4 the server served (4000 / 400)."""
+    r = records[("subagent_usage", variant)]
+    c = r.counters
+    assert r.outcome == "completed"
+    assert [q.agent for q in r.requests] == ["main", "billing", "billing", "main"]
+    assert c.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert c.tool_executions_by_agent == {"billing": 1}
+    assert (c.model_requests_observed, c.input_tokens_observed, c.output_tokens_observed) == (4, 4000, 400)
+    assert (c.model_requests_reported, c.input_tokens_reported, c.output_tokens_reported) == (2, 2000, 200)
+    assert c.input_tokens_by_agent == {"main": 2000, "billing": 2000}
+    assert r.native.mechanisms["delegate"].startswith("AgentTool(agent=LlmAgent(")
+    assert r.native.settings["subagents"]["billing"]["tool"] == "AgentTool(agent=LlmAgent(name='billing'))"
+
+
+@pytest.mark.parametrize("variant", AGENT_TOOL)
+def test_a_child_gets_max_llm_calls_with_a_counter_of_its_own(records, variant):
+    """The parent's RunConfig(max_llm_calls=8) reaches the nested run, whose invocation counts afresh: research
+    makes 8 calls after main's 1 (9 served), then its LlmCallsLimitExceededError leaves the parent's run."""
+    r = records[("subagent_runaway", variant)]
+    c = r.counters
+    assert r.outcome == "limit_steps" and r.native.signals.exception_type == "LlmCallsLimitExceededError"
+    assert c.model_requests_by_agent == {"main": 1, "research": 8}
+    assert c.model_requests_observed == 9 and c.tool_executions_by_tool == {"search_kb": 8}
+    assert c.model_requests_reported == 1 and c.runtime_steps == 1  # the parent's events and counter only
+    assert r.limits["max_model_calls"].native == "RunConfig(max_llm_calls=8)"
+
+
+@pytest.mark.parametrize("variant", AGENT_TOOL)
+def test_a_confirmation_inside_a_child_cannot_pause_the_run(records, variant):
+    """The child's require_confirmation asks once (one authorize event), its nested invocation ends on the
+    adk_request_confirmation, and AgentTool answers the parent "... which AgentTool cannot resume.": no pause,
+    no resume, issue_refund never runs; main answers from the error (incomplete)."""
+    r = records[("subagent_approval", variant)]
+    c = r.counters
+    assert r.outcome == "incomplete" and r.native.signals.ended == "returned"
+    assert [s.kind for s in r.segments] == ["run"] and not r.segments[0].pending
+    assert c.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert c.tool_executions_by_tool == {"lookup_refund": 1}
+    assert c.authorize_events_by_tool == {"issue_refund": 1} and c.approval_requests == 0
+    assert c.model_requests_reported == 2
+
+
+@pytest.mark.parametrize("variant", ("default", "in-memory", "anthropic", "sse"))
+def test_a_childs_raised_tool_error_ends_the_whole_run(records, variant):
+    """The child's ToolFailed takes ADK's default path (no on_tool_error_callback) in the nested run, leaves
+    AgentTool, and the parent's tool call re-raises it: failed, main 1 request, billing 1."""
+    r = records[("subagent_tool_failure", variant)]
+    assert r.outcome == "failed" and r.native.signals.failure == "tool"
+    assert r.native.signals.exception_type == "ToolFailed"
+    assert r.counters.model_requests_by_agent == {"main": 1, "billing": 1}
+    assert r.counters.tool_executions_by_tool == {"lookup_refund": 1}
+
+
+def test_a_childs_error_dict_becomes_its_answer(records):
+    r = records[("subagent_tool_failure", "error-dict")]
+    assert r.outcome == "incomplete" and r.native.signals.failure is None
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 2}
+
+
+def test_a_token_budget_over_a_child_is_unsupported(records):
+    r = records[("subagent_token_budget", "default")]
+    assert r.unsupported == ["max_total_tokens"] and r.outcome == "completed"
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 4}
+    assert r.counters.input_tokens_observed == 6000 and r.counters.input_tokens_reported == 2000
+
+
+def test_in_the_sse_variant_only_the_parent_streams(records):
+    """AgentTool forces the nested run's RunConfig to StreamingMode.NONE."""
+    r = records[("subagent_usage", "sse")]
+    assert [(q.agent, q.stream) for q in r.requests] == [
+        ("main", True), ("billing", False), ("billing", False), ("main", True)]
+
+
+# ---- sub-agents: the single-turn variant, sub_agents=[LlmAgent(mode='single_turn')] run inline
+
+
+def test_single_turn_children_run_inside_the_parents_invocation_and_usage(records):
+    r = records[("subagent_usage", "single-turn")]
+    c = r.counters
+    assert r.outcome == "completed" and r.verdict == "conforms"
+    assert c.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert (c.model_requests_reported, c.input_tokens_reported, c.output_tokens_reported) == (
+        c.model_requests_observed, c.input_tokens_observed, c.output_tokens_observed) == (4, 4000, 400)
+    assert r.native.mechanisms["delegate"].startswith("LlmAgent(sub_agents=[LlmAgent(")
+    assert "sub_agents" in r.native.settings["delegation"]
+
+
+def test_single_turn_children_share_the_tasks_llm_call_counter(records):
+    """One counter for the tree: 8 requests under max_llm_calls=8; the research's refused call comes back to
+    main as an error text and main's next call is refused too (ADK's counter 10), then the limit error leaves."""
+    r = records[("subagent_runaway", "single-turn")]
+    c = r.counters
+    assert r.outcome == "limit_steps" and r.native.signals.exception_type == "LlmCallsLimitExceededError"
+    assert c.model_requests_by_agent == {"main": 1, "research": 7}
+    assert c.model_requests_reported == c.model_requests_observed == 8
+    assert c.runtime_steps == 10
+
+
+def test_single_turn_pauses_on_the_childs_confirmation_and_the_resume_continues_the_child(records):
+    r = records[("subagent_approval", "single-turn")]
+    c = r.counters
+    assert r.outcome == "completed" and r.verdict == "conforms"
+    assert [s.kind for s in r.segments] == ["run", "resume"]
+    assert [(p.call_id, p.tool) for p in r.segments[0].pending] == [("refund_issue_1", "issue_refund")]
+    assert c.model_requests_by_agent == {"main": 2, "billing": 3}
+    assert c.tool_executions_by_tool == {"lookup_refund": 1, "issue_refund": 1}
+    assert c.model_requests_reported == c.model_requests_observed == 5
+
+
+def test_single_turn_turns_a_childs_raised_tool_error_into_text_for_the_parent(records):
+    r = records[("subagent_tool_failure", "single-turn")]
+    assert r.outcome == "incomplete" and r.native.signals.failure is None
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 1}
+    assert r.counters.tool_executions_by_tool == {"lookup_refund": 1}
+
+
+# ---- sub-agents: the transfer variant, chat-mode sub_agents reached by transfer_to_agent (a handoff)
+
+
+def test_transfer_hands_the_conversation_to_the_child_which_answers(records):
+    """The child answers the user; main is not called again. Its requests are the run's: reported = served."""
+    r = records[("subagent_usage", "transfer")]
+    c = r.counters
+    assert r.outcome == "completed"
+    assert [q.agent for q in r.requests] == ["main", "billing", "billing"]
+    assert (c.model_requests_reported, c.input_tokens_reported, c.output_tokens_reported) == (
+        c.model_requests_observed, c.input_tokens_observed, c.output_tokens_observed) == (3, 3000, 300)
+    assert r.native.mechanisms["delegate"].startswith("LlmAgent(sub_agents=[LlmAgent(...)]) -> transfer_to_agent")
+
+
+def test_transfer_shares_the_counter_pauses_in_the_child_and_raises_its_tool_error(records):
+    runaway = records[("subagent_runaway", "transfer")]
+    assert runaway.outcome == "limit_steps" and runaway.counters.model_requests_by_agent == {"main": 1, "research": 7}
+    assert runaway.counters.runtime_steps == 9
+    approval = records[("subagent_approval", "transfer")]
+    assert approval.outcome == "completed" and [s.kind for s in approval.segments] == ["run", "resume"]
+    assert approval.counters.model_requests_by_agent == {"main": 1, "billing": 3}
+    assert approval.counters.tool_executions_by_tool == {"lookup_refund": 1, "issue_refund": 1}
+    assert approval.segments[1].counters.runtime_steps is not None  # read from the child, the agent that resumes
+    failure = records[("subagent_tool_failure", "transfer")]
+    assert failure.outcome == "failed" and failure.native.signals.exception_type == "ToolFailed"
+    assert failure.counters.model_requests_by_agent == {"main": 1, "billing": 1}
