@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal
 from loopbench.adapters.node.driver import NodeDriver, Reply
 from loopbench.adapters.node.home import NodeHome
 from loopbench.adapters.node.protocol import (
+    AgentSpec,
     DriverError,
     ErrorAnswer,
     Hello,
@@ -131,6 +132,11 @@ class NodeAdapter(Adapter):
             ledger_token=ctx.ledger_token, model_id=self.model_id(scenario), task_dir=str(ctx.task_dir),
             tools=[ToolSpec(name=n, description=t.description, parameters=t.parameters, approval=t.approval)
                    for n, t in scenario.tools.items()],
+            # sub-agents: sent only when the scenario has them, so a request without agents is the one sent before
+            **({} if not scenario.agents else dict(
+                instructions=scenario.instructions,
+                agents=[AgentSpec(id=i, description=a.description, instructions=a.instructions,
+                                  tools=scenario.tools_of(i)) for i, a in scenario.agents.items()])),
         )
 
     def _payload(self, scenario: Scenario, ctx: RunContext, op: Literal["run", "resume"], **more: Any
