@@ -216,6 +216,8 @@ class NodeAdapter(Adapter):
                 common: dict[str, Any]) -> SegmentResult:
         pending = [PendingCall(call_id=p.call_id, tool=p.tool, args=p.input or {}) for p in a.pending]
         extra["approval_requests"] = len(pending)
+        if via := {p.call_id: p.delegated_by for p in a.pending if p.delegated_by}:
+            extra["pending_via_delegation"] = via  # a child's call, paused and resumed through the parent's
         signals = NativeSignals(ended="paused", pending=pending, finish_reason=a.finish_reason,
                                 final_text=a.text or None, extra=extra)
         return SegmentResult(signals=signals, snapshot=a.snapshot or str(ctx.snapshot_dir), notes=notes, **common)

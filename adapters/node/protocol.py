@@ -248,6 +248,7 @@ class PendingApproval(Wire):
     tool: str
     input: dict[str, Any] | None = None
     approval_id: str | None = None  # where the framework keys approvals by an id of its own
+    delegated_by: str | None = None  # a child's call: the parent's delegation call (scripted id) it pauses through
 
 
 class Usage(Wire):

@@ -6,6 +6,12 @@
 //   B. approval inside the child: the child's generateText returns with a tool-approval-request part; the parent
 //      never sees it (the tool's output is the child's empty text) and goes on to answer: no pause.
 // Run (from the repo root): adapters/vercel/node_modules/.bin/node adapters/vercel/probes/subagent_usage.mjs
+// Printed (ai 7):
+//   A. usage                    : {"served":{"main":2,"billing":2},"parent":{"steps":2,"usage":[200,20],...},
+//                                  "child":{"steps":2,"usage":[200,20],"text":"Refund RF-88.","last_content":["text"]}}
+//   B. approval inside the child: {"served":{"main":2,"billing":1},"parent":{"steps":2,"usage":[200,20],
+//                                  "finishReason":"stop","text":"RF-88"},"child":{"steps":1,"usage":[100,10],"text":"",
+//                                  "last_content":["tool-call","tool-approval-request"]}}
 import http from 'node:http';
 import { generateText, isStepCount, jsonSchema, tool } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
