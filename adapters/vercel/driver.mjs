@@ -173,7 +173,7 @@ async function runSegment(req, store) {
   const subagentRuns = [];
   const childStop = /isStepCount\((\d+)\)/.exec(sdkDefaults().ToolLoopAgent_stopWhen ?? '');
   if (children.length) {
-    settings.system = 'the main agent: its instructions';
+    settings[agent ? 'instructions' : 'system'] = "the request's instructions (the main agent's)";
     settings.subagents = {};
   }
   for (const child of children) {
