@@ -53,6 +53,22 @@ node_modules/@mastra/core/dist/docs/references/, are cited by file):
   id); the snapshot keeps the run id and the pending calls (`pause.json`); a resume (a new driver may serve it)
   opens the task's store and calls `approveToolCallGenerate` / `declineToolCallGenerate({runId, toolCallId})`
   once per decision, in the order of the pending calls, with the same options;
+- sub-agents (`scenario.agents`): Mastra's supervisor agents (docs: agents given to an agent), `new Agent({...,
+  agents: {<child id>: new Agent({id, name, description, instructions, model, tools})}})`, each child registered on
+  the Mastra instance too (the task's storage, for a resume); Mastra offers the model each child as a tool
+  `agent-<child id>` ({prompt} plus optional threadId, resourceId, instructions, maxSteps..., which a strict
+  route lists as required and nullable: the server leaves them null) running the child's own generate/stream on
+  the prompt, with the parent's messages as context. The main agent gets `instructions: scenario.instructions`
+  (a scenario without agents keeps 'You are a helpful assistant.'). The parent's options (maxSteps, hooks,
+  prepareStep, onStepFinish) are the parent's: the child runs under its own default `stepCountIs(5)` unless the
+  model passes maxSteps. Measured (every variant): `totalUsage` is the parent's only (subagent_usage: 2000/200 of
+  4000/400 served; the tool's result carries no usage, so `extra.subagent_runs` has null tokens); runaway:
+  research 5 + main 2 requests against the task's 8, the parent answers (incomplete); an approval inside the child
+  suspends the parent on its delegation call, the child's call nested in its suspendPayload (generate) or in the
+  child's forwarded tool-output chunk (stream): the driver reports the child's call as pending and resumes it with
+  approveToolCall*({runId, toolCallId: <the delegation's>}), which continues the child (lookup_refund not re-run;
+  subagent_approval conforms); a child's tool error goes to the child, which answers (incomplete).
+  adapters/mastra/probes/subagent_usage.mjs shows the three against the raw SDK;
 - the deny intent (`policy.deny`): both use the documented `hooks.beforeToolCall` returning `{proceed: false,
   output}` (docs-agents-tools.md: the tool does not run, the model gets `output` as its result); "continue"
   -> that alone; "stop" -> plus a `stopWhen` predicate true on a step that called a denied tool. A stopWhen
@@ -194,6 +210,17 @@ class Resumed(Wire):
     decision: str
 
 
+class SubagentRun(Wire):
+    """A child's run as the delegation tool's result in the parent's steps reported it (Mastra's subagent output)."""
+
+    agent: str
+    call_id: str | None
+    finish_reason: str | None
+    is_error: bool | None
+    input_tokens: int | None
+    output_tokens: int | None
+
+
 class MastraAnswer(SegmentAnswer):
     resumed: list[Resumed]  # the decisions a resume applied, in the order of the pending calls
     prepared: str | None  # the prepared instance it used
@@ -202,6 +229,7 @@ class MastraAnswer(SegmentAnswer):
     result_error: Thrown | None = None  # an error Mastra returned on the result instead of throwing
     run_id: str | None = None
     result_steps: list[StepCalls] | None = None  # result.steps (on a resume, the whole run's)
+    subagent_runs: list[SubagentRun] = []  # each delegation tool's result: the child's own finish and usage
 
 
 @dataclass(frozen=True)
@@ -248,7 +276,9 @@ class MastraAdapter(NodeAdapter):
              "anthropic/<model>; maxSteps/timeout/requireApproval/hooks from the scenario")
     capabilities = _capabilities("approveToolCallGenerate/declineToolCallGenerate")
     mechanism_table = {
-        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
+        "delegate": "new Agent({..., agents: {<child id>: new Agent({instructions, tools})}}): Mastra offers each "
+                    "child as a tool agent-<child id> running the child's own generate/stream on the prompt (the "
+                    "supervisor-agent docs)",
         "deny_stop": "hooks.beforeToolCall returning {proceed: false, output} for <denied tool> + stopWhen on a step "
                      "that called <denied tool> (the loop ends after that step)",
         "deny_continue": "hooks.beforeToolCall returning {proceed: false, output} for <denied tool> (the model gets "
@@ -366,6 +396,8 @@ class MastraAdapter(NodeAdapter):
             extra["driver_wait_s"] = reply.waited_s
         if a.denied:
             extra["denied_calls"] = [d.wire() for d in a.denied]
+        if a.subagent_runs:  # the children's own results: the run's usage does not hold them
+            extra["subagent_runs"] = [r.wire() for r in a.subagent_runs]
         common = self._common(a, hello, limits, counters)
 
         if a.ended == "raised":

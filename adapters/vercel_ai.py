@@ -32,6 +32,21 @@ Translation of the neutral scenario into native controls (the `default` variant 
 - the pause: the run returns with `tool-approval-request` parts; the driver saves the conversation
   (`messages.json`: the prompt plus `response.messages`) and the requests (`approvals.json`) in the snapshot;
   a resume appends a `tool` message with one `tool-approval-response` per decision (keyed by scripted call id).
+- sub-agents (`scenario.agents`): the SDK's subagents docs (a tool whose `execute` runs the child's own loop on
+  the task and returns its text): one `tool({description, inputSchema: {task}, execute})` per child, named after
+  it; the child has its own `system`/`instructions`, its own ledger-backed tools and their `toolApproval`, the
+  parent's model and the tool's `abortSignal`, nothing else of the parent's (stopWhen, prepareStep, callbacks). The
+  main agent gets `system: scenario.instructions` (a scenario without agents sends none, as before). The
+  `generateText` variants (and `stream-text`: the tool awaits the child) run the child with `generateText`, whose
+  default `isStepCount(1)` would end the child at its first tool call, so it gets ToolLoopAgent's default bound
+  (read from the installed source, `isStepCount(20)`: the bound the docs' ToolLoopAgent subagent runs under;
+  `settings.subagents` says so); the ToolLoopAgent variants run a `ToolLoopAgent` child with its own defaults.
+  Measured (every variant): the run's `result.usage` is the parent's steps only (subagent_usage: 2000/200 reported
+  of 4000/400 served; the child's own usage is in `extra.subagent_runs`); the parent's step limit does not reach
+  the child (subagent_runaway: research 20 + main 2 requests); an approval inside the child ends the child's call
+  with its approval request unanswered, the parent never sees it and answers (subagent_approval: incomplete, no
+  pause); the child's tool error goes to the child, which answers (subagent_tool_failure: incomplete).
+  adapters/vercel/probes/subagent_usage.mjs shows the usage split against the raw SDK.
 Variants (each a request field of the driver's, never a branch on a scenario):
 - `tool-loop-agent`: `new ToolLoopAgent({...}).generate()` with the same translation and model, so the agent's own
   defaults (its default stop condition) apply wherever the scenario sets nothing;
@@ -140,6 +155,18 @@ class SdkWarning(Wire):
     feature: str | None = None
 
 
+class SubagentRun(Wire):
+    """A child's run, as the child's own result (or ToolLoopAgent.generate's) reported it to the delegation tool."""
+
+    agent: str
+    call_id: str | None  # the delegation's scripted call id
+    steps: int
+    finish_reason: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    pending_approvals: list[str | None]  # approval requests left in the child's last step (the parent never sees)
+
+
 class VercelAnswer(SegmentAnswer):
     # one per step, a step being one model response (result.steps; when it threw, the steps onStepEnd saw)
     model_responses: int
@@ -148,6 +175,7 @@ class VercelAnswer(SegmentAnswer):
     language_model_responses: int  # onLanguageModelCallEnd callbacks seen (one per parsed response)
     warnings: list[SdkWarning]
     raw_finish_reason: str | None = None
+    subagent_runs: list[SubagentRun] = []  # each child run a delegation tool finished, as its own result said
 
 
 def _step_limit_of(text: str | None) -> int | None:
@@ -159,6 +187,16 @@ def _step_limit_of(text: str | None) -> int | None:
 # driver reports the same words for the two tool-error intents)
 TOOL_ERROR_THROWN = ("tool execute throws an Error (the SDK's tool-error part: the model gets the error; the loop "
                      "goes on)")
+
+
+# the SDK's subagents docs: a tool whose execute runs the child's own loop on the task and returns its text (the
+# driver's words; the ToolLoopAgent variants run a ToolLoopAgent child)
+DELEGATE_GENERATE_TEXT = ("a tool per child whose execute runs generateText({system: instructions, tools, stopWhen: "
+                          "isStepCount(<ToolLoopAgent's default>), prompt: task, abortSignal}) and returns its text "
+                          "(the SDK's subagents docs; the child has its own loop)")
+DELEGATE_TOOL_LOOP_AGENT = ("a tool per child whose execute runs new ToolLoopAgent({instructions, tools}).generate("
+                            "{prompt: task, abortSignal}) and returns its text (the SDK's subagents docs; the child's "
+                            "own loop and defaults)")
 
 
 # how a stop that returns normally is read (every variant)
@@ -204,7 +242,7 @@ class VercelAIAdapter(NodeAdapter):
     # what the driver does for each intent; each run's `mechanisms` are the driver's own words for it, the denied
     # tools named (adapters/vercel/driver.mjs; tests/test_adapter_contract.py checks that the two agree)
     mechanism_table = {
-        "delegate": "unsupported: this adapter does not drive the framework's sub-agents yet",
+        "delegate": DELEGATE_GENERATE_TEXT,
         "deny_stop": "toolApproval: {<denied tool>: fn} returning {type: 'denied'} + stopWhen: [..., "
                      "hasToolCall(<denied tool>)] (the loop ends after the step with the denied call)",
         "deny_continue": "toolApproval: {<denied tool>: fn} returning {type: 'denied'} (the model sees "
@@ -287,6 +325,8 @@ class VercelAIAdapter(NodeAdapter):
             extra["driver_wait_s"] = reply.waited_s  # this segment's time includes waiting for a driver start
         if a.warnings:
             extra["sdk_warnings"] = [w.wire() for w in a.warnings]
+        if a.subagent_runs:  # the children's own results: the parent's usage does not hold them
+            extra["subagent_runs"] = [r.wire() for r in a.subagent_runs]
         common = self._common(a, hello, limits, counters)
 
         if a.ended == "raised":
@@ -310,6 +350,7 @@ class VercelToolLoopAgent(VercelAIAdapter):
     about = "ToolLoopAgent.generate() with the agent's own defaults where the scenario sets none"
     default_stop_key = "ToolLoopAgent_stopWhen"
     driver_api = "ToolLoopAgent"
+    mechanism_table = {**VercelAIAdapter.mechanism_table, "delegate": DELEGATE_TOOL_LOOP_AGENT}
 
 
 class VercelStreamText(VercelAIAdapter):
@@ -327,6 +368,7 @@ class VercelToolLoopAgentStream(VercelAIAdapter):
     default_stop_key = "ToolLoopAgent_stopWhen"
     driver_api = "ToolLoopAgent.stream"
     capabilities = VercelAIAdapter.capabilities.model_copy(update={"stream_of": "tool-loop-agent"})
+    mechanism_table = {**VercelAIAdapter.mechanism_table, "delegate": DELEGATE_TOOL_LOOP_AGENT}
 
 
 class VercelOpenAICompatible(VercelAIAdapter):

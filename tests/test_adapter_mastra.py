@@ -337,3 +337,68 @@ def test_a_second_resume_of_the_same_pause_finds_no_suspended_run(records, varia
     assert r.counters.tool_executions_by_tool["send_reply"] == 1 and r.counters.duplicate_effects == 0
     last = r.segments[-1].outcome_signals
     assert last.ended == "raised" and last.extra["thrown"].get("id") == "AGENT_RESUME_NO_SNAPSHOT_FOUND"
+
+
+# ---- sub-agents: a supervisor Agent's `agents`, offered as agent-<child> tools (the five subagent_* scenarios)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_child_is_an_agent_tool_whose_usage_the_run_does_not_report(records, variant):
+    """Mastra offers the child as agent-billing, running the child's own generate/stream; totalUsage is the
+    parent's 2 steps (2000/200) of the 4 requests served (4000/400), and the tool's result carries no usage
+    (adapters/mastra/probes/subagent_usage.mjs)."""
+    r = records[("subagent_usage", variant)]
+    c = r.counters
+    assert r.outcome == "completed"
+    assert c.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert c.tool_executions_by_agent == {"billing": 1}
+    assert [q.agent for q in r.requests] == ["main", "billing", "billing", "main"]
+    assert (c.model_requests_reported, c.input_tokens_reported, c.output_tokens_reported) == (2, 2000, 200)
+    assert (c.model_requests_observed, c.input_tokens_observed, c.output_tokens_observed) == (4, 4000, 400)
+    assert [(s["agent"], s["call_id"], s["input_tokens"]) for s in r.native.signals.extra["subagent_runs"]] == [
+        ("billing", "ask_billing_1", None)]
+    assert r.native.mechanisms["delegate"].startswith("new Agent({..., agents:")
+    assert r.native.signals.extra["steps"][0]["tool_calls"] == [{"call_id": "ask_billing_1", "tool": "agent-billing"}]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_child_runs_under_its_own_default_steps_not_the_tasks(records, variant):
+    """The parent's maxSteps: 8 is the parent's; the child runs under Mastra's default stepCountIs(5) (the model
+    leaves the tool's optional maxSteps null): research 5 + main 2, and the parent answers."""
+    r = records[("subagent_runaway", variant)]
+    c = r.counters
+    assert r.outcome == "incomplete" and r.native.signals.ended == "returned" and r.native.signals.limit is None
+    assert c.model_requests_by_agent == {"main": 2, "research": 5}
+    assert c.tool_executions_by_tool == {"search_kb": 5}
+    assert r.native.settings["maxSteps"] == 8
+    assert "stepCountIs(5)" in r.native.settings["subagents"]["research"]["maxSteps"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_an_approval_inside_a_child_pauses_the_run_and_the_resume_continues_the_child(records, variant):
+    """The child's requireApproval suspends the parent on its delegation call; the driver reports the child's own
+    call (nested in suspendPayload / the child's forwarded chunk) and resumes through the delegation's id: the
+    child goes on from its approved call (lookup_refund once), then the parent answers."""
+    r = records[("subagent_approval", variant)]
+    c = r.counters
+    assert r.outcome == "completed" and r.verdict == "conforms"
+    assert [s.kind for s in r.segments] == ["run", "resume"]
+    assert [(p.call_id, p.tool) for p in r.segments[0].pending] == [("refund_issue_1", "issue_refund")]
+    assert r.segments[0].outcome_signals.extra["pending_via_delegation"] == {"refund_issue_1": "ask_billing_1"}
+    assert c.model_requests_by_agent == {"main": 2, "billing": 3}
+    assert c.tool_executions_by_tool == {"lookup_refund": 1, "issue_refund": 1}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_childs_failed_tool_comes_back_as_the_childs_answer(records, variant):
+    r = records[("subagent_tool_failure", variant)]
+    assert r.outcome == "incomplete" and r.native.signals.failure is None
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert r.counters.tool_executions_by_tool == {"lookup_refund": 1}
+
+
+def test_a_token_budget_over_a_child_is_unsupported(records):
+    r = records[("subagent_token_budget", "default")]
+    assert r.unsupported == ["max_total_tokens"] and r.outcome == "completed"
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 4}
+    assert (r.counters.input_tokens_reported, r.counters.input_tokens_observed) == (2000, 6000)

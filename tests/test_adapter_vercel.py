@@ -78,8 +78,19 @@ def test_each_variant_sends_the_scenarios_claude_through_its_provider(records, v
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_only_the_streaming_entry_points_stream_their_requests(records, variant):
-    streamed = {q.stream for (_, v), r in records.items() if v == variant for q in r.requests}
+    """The main agent's requests: a sub-agent's are its own loop's (never streamed, below)."""
+    streamed = {q.stream for (_, v), r in records.items() if v == variant for q in r.requests if q.agent == "main"}
     assert streamed == {variant in STREAMED}, variant
+
+
+@pytest.mark.parametrize("variant", sorted(STREAMED))
+def test_in_a_streaming_variant_only_the_parent_streams(records, variant):
+    """The delegation tool's execute awaits the child's generateText / ToolLoopAgent.generate (the docs' subagent):
+    the parent's requests stream, the child's do not; the counts are the non-streamed loop's."""
+    r = records[("subagent_usage", variant)]
+    assert [(q.agent, q.stream) for q in r.requests] == [
+        ("main", True), ("billing", False), ("billing", False), ("main", True)]
+    assert r.counters.model_requests_by_agent == records[("subagent_usage", STREAMED[variant])].counters.model_requests_by_agent
 
 
 @pytest.mark.parametrize(("variant", "of"), STREAMED.items())
@@ -263,6 +274,78 @@ def test_resume_twice_is_measured(records):
     assert r.counters.resumes == 2
     assert r.counters.tool_executions_by_tool["send_reply"] >= 1
     assert r.counters.duplicate_effects == r.counters.tool_executions_by_tool["send_reply"] - 1
+
+
+# ------------------------------------------------------------------ sub-agents (the five subagent_* scenarios)
+TOOL_LOOP_AGENTS = ("tool-loop-agent", "tool-loop-agent-stream")  # a ToolLoopAgent child; the others generateText
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_child_is_a_tool_running_its_own_loop_whose_usage_the_run_does_not_report(records, variant):
+    """The subagents docs' tool: the child answers through its own generateText / ToolLoopAgent; the run's
+    result.usage is the parent's 2 steps (2000/200) where the server served 4 requests (4000/400); the child's
+    own result has the rest (adapters/vercel/probes/subagent_usage.mjs)."""
+    r = records[("subagent_usage", variant)]
+    c = r.counters
+    assert r.outcome == "completed"
+    assert c.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert c.tool_executions_by_agent == {"billing": 1}
+    assert [q.agent for q in r.requests] == ["main", "billing", "billing", "main"]
+    assert (c.model_requests_reported, c.input_tokens_reported, c.output_tokens_reported) == (2, 2000, 200)
+    assert (c.model_requests_observed, c.input_tokens_observed, c.output_tokens_observed) == (4, 4000, 400)
+    assert r.native.signals.extra["subagent_runs"] == [{
+        "agent": "billing", "call_id": "ask_billing_1", "steps": 2, "finish_reason": "stop", "input_tokens": 2000,
+        "output_tokens": 200, "pending_approvals": []}]
+    child = "new ToolLoopAgent(" if variant in TOOL_LOOP_AGENTS else "generateText("
+    assert r.native.mechanisms["delegate"].startswith("a tool per child") and child in r.native.mechanisms["delegate"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_parents_step_limit_does_not_reach_the_child(records, variant):
+    """The child's loop has its own stopWhen (ToolLoopAgent's default isStepCount(20); the generateText child gets
+    it stated, since generateText's own isStepCount(1) ends at the first tool call): research 20 + main 2 requests
+    against the task's 8; the child's text is empty and the parent answers."""
+    r = records[("subagent_runaway", variant)]
+    c = r.counters
+    assert r.outcome == "incomplete" and r.native.signals.ended == "returned" and r.native.signals.limit is None
+    assert c.model_requests_by_agent == {"main": 2, "research": 20}
+    assert c.tool_executions_by_tool == {"search_kb": 20}
+    assert c.runtime_steps == 2 == c.model_requests_reported
+    stop = r.native.settings["subagents"]["research"]["stopWhen"]
+    assert stop.startswith("not set (ToolLoopAgent default: isStepCount(20))" if variant in TOOL_LOOP_AGENTS
+                           else "isStepCount(20) (ToolLoopAgent's default")
+    assert [(s["steps"], s["finish_reason"]) for s in r.native.signals.extra["subagent_runs"]] == [(20, "tool-calls")]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_an_approval_inside_a_child_never_pauses_the_run(records, variant):
+    """The child's toolApproval ends the child's call with its approval request unanswered; the tool returns the
+    child's empty text and the parent answers: one segment, issue_refund never runs (incomplete)."""
+    r = records[("subagent_approval", variant)]
+    c = r.counters
+    assert r.outcome == "incomplete" and [s.kind for s in r.segments] == ["run"]
+    assert r.native.signals.ended == "returned" and not r.native.signals.pending
+    assert c.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert c.tool_executions_by_tool == {"lookup_refund": 1}
+    assert [s["pending_approvals"] for s in r.native.signals.extra["subagent_runs"]] == [["refund_issue_1"]]
+    assert r.native.settings["subagents"]["billing"]["toolApproval"] == {"issue_refund": "user-approval"}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_childs_failed_tool_comes_back_as_the_childs_answer(records, variant):
+    """The child's tool error is a tool-error part the child sees; it answers, the parent answers from that: the
+    run returns, no failure reaches the task."""
+    r = records[("subagent_tool_failure", variant)]
+    assert r.outcome == "incomplete" and r.native.signals.failure is None
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 2}
+    assert r.counters.tool_executions_by_tool == {"lookup_refund": 1}
+
+
+def test_a_token_budget_over_a_child_is_unsupported(records):
+    r = records[("subagent_token_budget", "default")]
+    assert r.unsupported == ["max_total_tokens"] and r.outcome == "completed"
+    assert r.counters.model_requests_by_agent == {"main": 2, "billing": 4}
+    assert (r.counters.input_tokens_reported, r.counters.input_tokens_observed) == (2000, 6000)
 
 
 # ------------------------------------------------------------------ the driver itself

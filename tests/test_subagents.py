@@ -202,6 +202,14 @@ def test_each_agent_is_answered_from_its_own_script(scenario):
                                                         "run_in_background": {"type": "boolean"}},
                                          "required": ["description", "prompt"]}},
      "Agent", {"description": "T", "prompt": "T", "subagent_type": "billing"}),
+    # Mastra's agent-<child> tool on a strict (OpenAI-compatible) route: every parameter required, the optional
+    # ones nullable: they stay null (a task in maxSteps or instructions would be a model's mistake)
+    (["agent-billing"], {"agent-billing": {"properties": {
+        "prompt": {"type": "string"}, "threadId": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "instructions": {"type": ["string", "null"]}, "resumeData": {"anyOf": [{"description": "x"}, {"type": "null"}]},
+        "maxSteps": {"anyOf": [{"type": "number"}, {"type": "string"}, {"type": "null"}]}},
+        "required": ["prompt", "threadId", "instructions", "resumeData", "maxSteps"]}},
+     "agent-billing", {"prompt": "T", "threadId": None, "instructions": None, "resumeData": None, "maxSteps": None}),
     # Gemini's upper-case types, ADK's transfer_to_agent
     (["transfer_to_agent"], {"transfer_to_agent": {"properties": {"agent_name": {"type": "STRING"}}}},
      "transfer_to_agent", {"agent_name": "billing"}),

@@ -12,7 +12,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import {
-  HarnessError, authorize, callTool, checkRequest, denyPlan, describeError, emit, neutralId, packageVersions,
+  HarnessError, agentsPlan, authorize, callTool, checkRequest, denyPlan, describeError, emit, neutralId, packageVersions,
   pickToolChoice, serve, toolChoiceSetting,
 } from './protocol.mjs';
 
@@ -91,7 +91,8 @@ function modelFor(req, route) {
 }
 
 // the request fields a prepared instance is built from: a run or resume that names it must carry the same ones
-const BUILT_FROM = ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'tools', 'task_dir'];
+const BUILT_FROM = ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'tools', 'task_dir',
+  'instructions', 'agents'];
 
 function validate(req) {
   const problem = checkRequest(req, ['task_dir']);
@@ -135,10 +136,9 @@ async function buildApp(req) {
   const app = { io: { events: [], harnessErrors: [] }, built_from: Object.fromEntries(BUILT_FROM.map((k) => [k, req[k]])) };
   const { approvalOf } = denyPlan(req);
 
-  const tools = {};
-  for (const spec of req.tools) {
+  const makeTool = (spec) => {
     const needsApproval = approvalOf[spec.name] === 'required';
-    tools[spec.name] = createTool({
+    return createTool({
       id: spec.name,
       description: spec.description,
       inputSchema: z.fromJSONSchema(spec.parameters),
@@ -154,7 +154,9 @@ async function buildApp(req) {
       execute: (input, context) => callTool(req, app.io, spec.name, input,
         neutralId(context?.toolCallId ?? context?.agent?.toolCallId ?? null), context?.abortSignal),
     });
-  }
+  };
+  const { mainSpecs, children } = agentsPlan(req);
+  const tools = Object.fromEntries(mainSpecs.map((spec) => [spec.name, makeTool(spec)]));
 
   const { model, described } = modelFor(req, VARIANTS[req.variant].route);
   app.described = described;
@@ -165,9 +167,23 @@ async function buildApp(req) {
   // workers call at start-up) here
   await mkdir(req.task_dir, { recursive: true });
   app.storage = new LibSQLStore({ id: 'loopbench-task', url: `file:${req.task_dir}/${STORE_FILE}` });
-  const agentDef = new Agent({ id: 'support-agent', name: 'support-agent', instructions: 'You are a helpful assistant.',
-    model, tools });
-  const mastra = new Mastra({ agents: { agent: agentDef }, storage: app.storage, logger: false });
+  // sub-agents, as Mastra's supervisor-agent docs show: Agents given to the agent's `agents`, which Mastra offers the
+  // model as tools (`agent-<key>`) running the child's own generate/stream; each child has its own instructions,
+  // description and tools (registered on the Mastra instance too, so it shares the storage)
+  const subAgents = Object.fromEntries(children.map((child) => [child.id, new Agent({
+    id: child.id, name: child.id, description: child.description, instructions: child.instructions, model,
+    tools: Object.fromEntries(child.specs.map((spec) => [spec.name, makeTool(spec)])),
+  })]));
+  const agentDef = new Agent({ id: 'support-agent', name: 'support-agent',
+    instructions: req.instructions ?? 'You are a helpful assistant.', model, tools,
+    ...(children.length ? { agents: subAgents } : {}) });
+  const mastra = new Mastra({ agents: { agent: agentDef, ...subAgents }, storage: app.storage, logger: false });
+  app.subagents = children.length ? Object.fromEntries(children.map((c) => [c.id, {
+    agent: `new Agent({id, description, instructions, model, tools}) in the main Agent's agents, offered as tool `
+      + `agent-${c.id}`,
+    maxSteps: `not set by the parent (the delegation tool's optional maxSteps; Mastra default: ${
+      defaults.stopWhen ?? 'unknown'})`,
+  }])) : null;
   app.agent = mastra.getAgent('agent');
   try {
     await mastra.getStorage().init();
@@ -244,6 +260,7 @@ async function runSegment(req, store) {
         : 'by the prepare request, before the segment'),
     maxRetries: `not set (Agent default maxRetries: ${defaults.agent_maxRetries ?? 'unknown'})`,
   };
+  if (app.subagents) settings.subagents = app.subagents;
   const options = {};
   let stepBound = null;
   if (limits.max_model_calls != null) {
@@ -285,6 +302,8 @@ async function runSegment(req, store) {
 
   const deniedList = deniedTools.length ? deniedTools.join(', ') : '<tool>';
   const mechanisms = {
+    delegate: "new Agent({..., agents: {<child id>: new Agent({instructions, tools})}}): Mastra offers each child as "
+      + "a tool agent-<child id> running the child's own generate/stream on the prompt (the supervisor-agent docs)",
     deny_stop: `hooks.beforeToolCall returning {proceed: false, output} for ${deniedList} + stopWhen on a step that `
       + `called ${deniedList} (the loop ends after that step)`,
     deny_continue: `hooks.beforeToolCall returning {proceed: false, output} for ${deniedList} (the model gets the `
@@ -382,7 +401,14 @@ async function runSegment(req, store) {
     for (const p of payloads) {
       if (!p?.toolCallId || seen.has(p.toolCallId)) continue;
       seen.add(p.toolCallId);
-      pending.push({ tool_call_id: p.toolCallId, call_id: neutralId(p.toolCallId), tool: p.toolName, input: p.args ?? {} });
+      // an approval inside a sub-agent suspends the parent on its delegation call (agent-<child>, the parent's
+      // tool call id: the one approveToolCall* resumes), the child's own call nested in its suspendPayload (generate)
+      // or in the child's forwarded chunk (stream; adapters/mastra/probes/subagent_usage.mjs): the pending call is
+      // the child's, resumed through the parent's
+      const inner = p.suspendPayload?.toolCallId ? p.suspendPayload : approvalChunks.nested?.get(p.toolCallId) ?? null;
+      pending.push({ tool_call_id: p.toolCallId, call_id: neutralId(inner?.toolCallId ?? p.toolCallId),
+        tool: inner?.toolName ?? p.toolName, input: inner?.args ?? p.args ?? {},
+        ...(inner ? { delegated_by: neutralId(p.toolCallId) } : {}) });
     }
   }
   let snapshot = null;
@@ -404,6 +430,12 @@ async function runSegment(req, store) {
     usage: { input_tokens: usage.inputTokens ?? null, output_tokens: usage.outputTokens ?? null,
       source: output.totalUsage ? 'result.totalUsage' : 'result.usage' },
     tool_calls_requested: resultSteps.reduce((a, s) => a + (s.toolCalls?.length ?? 0), 0) + pending.length,
+    // the children's runs, as each delegation tool's result said (Mastra's subagent output carries its usage)
+    subagent_runs: resultSteps.flatMap((s) => s.toolResults ?? []).map((r) => r?.payload ?? r)
+      .filter((r) => typeof r?.toolName === 'string' && r.toolName.startsWith('agent-')).map((r) => ({
+        agent: r.toolName.slice('agent-'.length), call_id: neutralId(r.toolCallId ?? null),
+        finish_reason: r.result?.finishReason ?? null, is_error: r.isError ?? null,
+        input_tokens: r.result?.usage?.inputTokens ?? null, output_tokens: r.result?.usage?.outputTokens ?? null })),
     result_steps: resultSteps.map((s) => ({ finish_reason: s.finishReason ?? null,
       tool_calls: (s.toolCalls ?? []).map((c) => ({ call_id: neutralId(callOf(c).toolCallId), tool: callOf(c).toolName })) })),
     last_step: last ? {
@@ -425,6 +457,13 @@ async function drive(res, streaming, approvalChunks) {
   if (!streaming) return res;
   for await (const chunk of res.fullStream) {
     if (chunk.type === 'tool-call-approval') approvalChunks.push(chunk.payload);
+    // a sub-agent's own chunks come through as the delegation call's tool-output: its approval request names the
+    // child's call, which the parent's tool-call-approval chunk (the delegation's id, the child's tool) does not
+    const nested = chunk.type === 'tool-output' ? chunk.payload?.output : null;
+    if (nested?.type === 'tool-call-approval' && nested.payload?.toolCallId) {
+      approvalChunks.nested ??= new Map();
+      approvalChunks.nested.set(chunk.payload.toolCallId, nested.payload);
+    }
   }
   const full = await res.getFullOutput();
   return { ...full, runId: full.runId ?? res.runId, finishReason: full.finishReason ?? (await res.finishReason) };

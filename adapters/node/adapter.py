@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal
 from loopbench.adapters.node.driver import NodeDriver, Reply
 from loopbench.adapters.node.home import NodeHome
 from loopbench.adapters.node.protocol import (
+    AgentSpec,
     DriverError,
     ErrorAnswer,
     Hello,
@@ -131,6 +132,11 @@ class NodeAdapter(Adapter):
             ledger_token=ctx.ledger_token, model_id=self.model_id(scenario), task_dir=str(ctx.task_dir),
             tools=[ToolSpec(name=n, description=t.description, parameters=t.parameters, approval=t.approval)
                    for n, t in scenario.tools.items()],
+            # sub-agents: sent only when the scenario has them, so a request without agents is the one sent before
+            **({} if not scenario.agents else dict(
+                instructions=scenario.instructions,
+                agents=[AgentSpec(id=i, description=a.description, instructions=a.instructions,
+                                  tools=scenario.tools_of(i)) for i, a in scenario.agents.items()])),
         )
 
     def _payload(self, scenario: Scenario, ctx: RunContext, op: Literal["run", "resume"], **more: Any
@@ -210,6 +216,8 @@ class NodeAdapter(Adapter):
                 common: dict[str, Any]) -> SegmentResult:
         pending = [PendingCall(call_id=p.call_id, tool=p.tool, args=p.input or {}) for p in a.pending]
         extra["approval_requests"] = len(pending)
+        if via := {p.call_id: p.delegated_by for p in a.pending if p.delegated_by}:
+            extra["pending_via_delegation"] = via  # a child's call, paused and resumed through the parent's
         signals = NativeSignals(ended="paused", pending=pending, finish_reason=a.finish_reason,
                                 final_text=a.text or None, extra=extra)
         return SegmentResult(signals=signals, snapshot=a.snapshot or str(ctx.snapshot_dir), notes=notes, **common)

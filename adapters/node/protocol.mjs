@@ -186,7 +186,25 @@ export function checkRequest(req, extra = []) {
   if (!Array.isArray(req.tools)) return '`tools` must be a list';
   if (req.deny != null && !['stop', 'continue'].includes(req.deny)) return `unknown deny intent ${JSON.stringify(req.deny)}`;
   if (req.tool_choice != null && !Array.isArray(req.tool_choice)) return '`tool_choice` must be a list of rules';
+  if (req.agents != null && !Array.isArray(req.agents)) return '`agents` must be a list';
+  const names = new Set(req.tools.map((t) => t.name));
+  for (const a of req.agents ?? []) {
+    if (typeof a?.id !== 'string' || typeof a.instructions !== 'string' || !Array.isArray(a.tools)) {
+      return 'an agent needs `id`, `instructions` and a list of `tools`';
+    }
+    const unknown = a.tools.filter((t) => !names.has(t));
+    if (unknown.length) return `agent ${a.id} names tools the request does not carry: ${unknown.join(', ')}`;
+  }
   return null;
+}
+
+// the agents of a request: the main agent's tool specs (those no child names) and each child with its own specs
+export function agentsPlan(req) {
+  const children = (req.agents ?? []).map((a) => ({
+    ...a, specs: a.tools.map((name) => req.tools.find((t) => t.name === name)),
+  }));
+  const owned = new Set(children.flatMap((c) => c.tools));
+  return { mainSpecs: req.tools.filter((t) => !owned.has(t.name)), children };
 }
 
 // ---- serving: `load` imports the framework (a failure is a refusing hello), `hello` the driver's own hello fields,

@@ -48,6 +48,15 @@ class ToolSpec(Wire):
     approval: Literal["none", "required", "deny"]
 
 
+class AgentSpec(Wire):
+    """A child agent the main agent reaches as its framework documents (a scenario's `agents`)."""
+
+    id: str  # the child's id: the name its framework's delegation tool carries
+    description: str
+    instructions: str  # its system prompt (the server tells agents apart by it)
+    tools: list[str]  # the names of its own tools among the request's `tools` (the main agent has the others)
+
+
 class Limits(Wire):
     max_model_calls: int | None
     deadline_s: float | None
@@ -72,7 +81,9 @@ class Setup(Wire):
     ledger_token: str
     model_id: str
     task_dir: str  # the business task's directory (where a framework's live store lives)
-    tools: list[ToolSpec]
+    tools: list[ToolSpec]  # every agent's tools: the main agent's are those no child names
+    instructions: str | None = None  # the main agent's system prompt (None: the driver's as before)
+    agents: list[AgentSpec] = []  # its children (empty: no sub-agents)
 
 
 class PrepareRequest(Setup):
@@ -153,7 +164,8 @@ class Event(BaseModel):
     """One thing the driver saw during a request (written to the run's driver-events.jsonl as it came)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
-    event: Literal["started", "step", "authorize", "tool-start", "tool-end", "approval-request"]
+    # subagent: a child agent's run finished (a driver that drives sub-agents: what the child's own result said)
+    event: Literal["started", "step", "authorize", "tool-start", "tool-end", "approval-request", "subagent"]
 
 
 class ErrorAnswer(Wire):
@@ -236,6 +248,7 @@ class PendingApproval(Wire):
     tool: str
     input: dict[str, Any] | None = None
     approval_id: str | None = None  # where the framework keys approvals by an id of its own
+    delegated_by: str | None = None  # a child's call: the parent's delegation call (scripted id) it pauses through
 
 
 class Usage(Wire):

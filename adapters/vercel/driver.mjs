@@ -11,7 +11,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import {
-  authorize, callTool, checkRequest, denyPlan, describeError, emit, neutralId, packageVersions, pickToolChoice, serve,
+  agentsPlan, authorize, callTool, checkRequest, denyPlan, describeError, emit, neutralId, packageVersions, pickToolChoice, serve,
   toolChoiceSetting,
 } from './protocol.mjs';
 
@@ -126,16 +126,16 @@ async function runSegment(req, store) {
   const authorized = (name, input, toolCallId, decision) => authorize(req, store, name, input, neutralId(toolCallId),
     decision);
 
+  const ledgerTool = (spec) => tool({
+    description: spec.description,
+    inputSchema: jsonSchema(spec.parameters),
+    // a ledger error is thrown: the SDK's own tool-error path (a tool-error part)
+    execute: (input, { toolCallId, abortSignal }) => callTool(req, store, spec.name, input, neutralId(toolCallId),
+      abortSignal),
+  });
+  const { mainSpecs, children } = agentsPlan(req);
   const tools = {};
-  for (const spec of req.tools) {
-    tools[spec.name] = tool({
-      description: spec.description,
-      inputSchema: jsonSchema(spec.parameters),
-      // a ledger error is thrown: the SDK's own tool-error path (a tool-error part)
-      execute: (input, { toolCallId, abortSignal }) => callTool(req, store, spec.name, input, neutralId(toolCallId),
-        abortSignal),
-    });
-  }
+  for (const spec of mainSpecs) tools[spec.name] = ledgerTool(spec);
 
   // approval policy -> toolApproval; the per-tool function is the SDK's check point: record it there
   const toolApproval = {};
@@ -162,6 +162,69 @@ async function runSegment(req, store) {
   const agent = req.api.startsWith('ToolLoopAgent');
   const streamed = STREAMED.has(req.api);
   const settings = { api: APIS[req.api], provider: PROVIDERS[req.provider].text, maxRetries: 'SDK default' };
+  // a tool's approval function belongs with the agent whose tool it is
+  const approvalOfTools = (specs) => Object.fromEntries(specs.filter((s) => toolApproval[s.name])
+    .map((s) => [s.name, toolApproval[s.name]]));
+  const mainApproval = approvalOfTools(mainSpecs);
+
+  // sub-agents, as the SDK's subagents docs show: a tool whose execute runs the child's own loop on the task and
+  // returns its text. The child has its own instructions, tools and toolApproval, the parent's model and the
+  // tool's abortSignal; nothing else of the parent's (stopWhen, prepareStep, callbacks) reaches it
+  const subagentRuns = [];
+  const childStop = /isStepCount\((\d+)\)/.exec(sdkDefaults().ToolLoopAgent_stopWhen ?? '');
+  if (children.length) {
+    settings[agent ? 'instructions' : 'system'] = "the request's instructions (the main agent's)";
+    settings.subagents = {};
+  }
+  for (const child of children) {
+    const childTools = Object.fromEntries(child.specs.map((s) => [s.name, ledgerTool(s)]));
+    const childApproval = approvalOfTools(child.specs);
+    const childSettings = {
+      tool: `tool({description, inputSchema: {task: string}, execute}) named ${child.id}, returning the child's text`,
+      toolApproval: Object.keys(childApproval).length ? Object.fromEntries(Object.keys(childApproval)
+        .map((n) => [n, approvalSettings[n]])) : 'none',
+    };
+    let runChild;
+    if (agent) {
+      // the ToolLoopAgent variants: the child is a ToolLoopAgent with its own defaults (the docs' subagent)
+      const sub = new ToolLoopAgent({ model, instructions: child.instructions, tools: childTools,
+        ...(Object.keys(childApproval).length ? { toolApproval: childApproval } : {}) });
+      runChild = (task, abortSignal) => sub.generate({ prompt: task, abortSignal });
+      childSettings.loop = 'new ToolLoopAgent({model, instructions, tools}).generate({prompt: task, abortSignal})';
+      childSettings.stopWhen = `not set (ToolLoopAgent default: ${sdkDefaults().ToolLoopAgent_stopWhen ?? 'unknown'})`;
+    } else {
+      // generateText (the streaming variants too: the tool's execute awaits the child's result) defaults to one
+      // step, which would end the child at its first tool call: it gets the step bound of the SDK's own agent
+      // loop (ToolLoopAgent's default, read from the installed source), the bound the docs' subagent runs under
+      const bound = childStop ? Number(childStop[1]) : null;
+      runChild = (task, abortSignal) => generateText({ model, system: child.instructions, tools: childTools,
+        ...(Object.keys(childApproval).length ? { toolApproval: childApproval } : {}),
+        ...(bound != null ? { stopWhen: isStepCount(bound) } : {}), prompt: task, abortSignal });
+      childSettings.loop = 'generateText({model, system: instructions, tools, stopWhen, prompt: task, abortSignal})';
+      childSettings.stopWhen = bound != null
+        ? `isStepCount(${bound}) (ToolLoopAgent's default, read from the SDK: generateText's own isStepCount(1) `
+          + 'would stop the child at its first tool call)'
+        : 'not set (the ToolLoopAgent default could not be read)';
+    }
+    settings.subagents[child.id] = childSettings;
+    tools[child.id] = tool({
+      description: child.description,
+      inputSchema: jsonSchema({ type: 'object', properties: { task: { type: 'string', description: 'The task to hand over' } },
+        required: ['task'], additionalProperties: false }),
+      execute: async ({ task }, { toolCallId, abortSignal }) => {
+        const r = await runChild(task, abortSignal);
+        const last = r.steps.at(-1);
+        const childPending = (last?.content ?? []).filter((p) => p.type === 'tool-approval-request' && !p.isAutomatic);
+        const run = { agent: child.id, call_id: neutralId(toolCallId), steps: r.steps.length,
+          finish_reason: r.finishReason, input_tokens: r.usage?.inputTokens ?? null,
+          output_tokens: r.usage?.outputTokens ?? null,
+          pending_approvals: childPending.map((p) => neutralId(p.toolCall.toolCallId)) };
+        subagentRuns.push(run);
+        note('subagent', run);
+        return r.text;
+      },
+    });
+  }
   const options = {};
   const stopWhen = [];
   const stopText = [];
@@ -196,6 +259,12 @@ async function runSegment(req, store) {
   // intent -> the native mechanism used for it (the adapter keeps the intents the scenario states)
   const deniedList = deniedTools.length ? deniedTools.join(', ') : '<tool>';
   const mechanisms = {
+    delegate: agent
+      ? 'a tool per child whose execute runs new ToolLoopAgent({instructions, tools}).generate({prompt: task, '
+        + "abortSignal}) and returns its text (the SDK's subagents docs; the child's own loop and defaults)"
+      : 'a tool per child whose execute runs generateText({system: instructions, tools, stopWhen: '
+        + "isStepCount(<ToolLoopAgent's default>), prompt: task, abortSignal}) and returns its text (the SDK's "
+        + 'subagents docs; the child has its own loop)',
     deny_stop: `toolApproval: {${deniedList}: fn} returning {type: 'denied'} + stopWhen: [..., `
       + `hasToolCall(${deniedList})] (the loop ends after the step with the denied call)`,
     deny_continue: `toolApproval: {${deniedList}: fn} returning {type: 'denied'} (the model sees execution-denied; `
@@ -224,7 +293,9 @@ async function runSegment(req, store) {
     timeout = { totalMs: Math.round(limits.deadline_s * 1000) };
     settings.timeout = timeout;
   }
-  if (Object.keys(toolApproval).length) settings.toolApproval = approvalSettings;
+  if (Object.keys(mainApproval).length) {
+    settings.toolApproval = Object.fromEntries(Object.keys(mainApproval).map((n) => [n, approvalSettings[n]]));
+  }
 
   const steps = [];
   let languageModelCalls = 0;
@@ -260,7 +331,8 @@ async function runSegment(req, store) {
     let run;
     if (agent) {
       const loop = new ToolLoopAgent({
-        model, tools, ...(Object.keys(toolApproval).length ? { toolApproval } : {}),
+        model, tools, ...(Object.keys(mainApproval).length ? { toolApproval: mainApproval } : {}),
+        ...(req.instructions != null ? { instructions: req.instructions } : {}),
         ...(options.stopWhen ? { stopWhen: options.stopWhen } : {}),
         ...(options.prepareStep ? { prepareStep: options.prepareStep } : {}),
         ...modelCalls, ...(streamed ? { onError } : {}),
@@ -269,7 +341,8 @@ async function runSegment(req, store) {
       run = streamed ? await loop.stream(call) : await loop.generate(call);
     } else {
       const call = {
-        model, tools, ...(Object.keys(toolApproval).length ? { toolApproval } : {}), ...options,
+        model, tools, ...(Object.keys(mainApproval).length ? { toolApproval: mainApproval } : {}), ...options,
+        ...(req.instructions != null ? { system: req.instructions } : {}),
         ...(timeout ? { timeout } : {}), ...prompt, ...callbacks, ...modelCalls,
       };
       run = streamed ? streamText({ ...call, onError }) : await generateText(call);
@@ -291,7 +364,7 @@ async function runSegment(req, store) {
   }
 
   const out = {
-    settings, mechanisms, steps, language_model_calls: languageModelCalls,
+    settings, mechanisms, steps, language_model_calls: languageModelCalls, subagent_runs: subagentRuns,
     language_model_responses: languageModelResponses,
     warnings: store.warnings, harness_errors: store.harnessErrors,
     deny: { intent: denyIntent, denied_tools: deniedTools, stop_tools: stopTools, step_bound: stepBound },

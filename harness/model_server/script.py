@@ -24,8 +24,8 @@ The rules, in short:
   named after it (`billing`, or ending `_billing`, `-billing`, `__billing`: `transfer_to_billing`), else the one
   whose parameters name an agent (`subagent_type`, `agent_name`); its arguments are filled from that tool's
   schema as a model would: a parameter naming an agent gets the child's id, every other string parameter the
-  `task` (the required ones; all of them when the schema marks none required); the agent-naming parameter is
-  filled even when the schema does not require it.
+  `task` (the required ones; all of them when the schema marks none required), except a parameter that admits
+  null, which stays null; the agent-naming parameter is filled even when the schema does not require it.
 """
 
 from __future__ import annotations
@@ -224,6 +224,15 @@ def delegation_tool(child: str, conv: Conversation, own_tools: list[str]) -> str
         _names_agent(p) for p in (conv.tool_schemas.get(t) or {}).get("properties", {}))), None)
 
 
+def _nullable(spec: dict[str, Any]) -> bool:
+    """Whether a parameter's schema admits null (`type: [..., "null"]`, an `anyOf`/`oneOf` member of type null, or
+    OpenAPI's `nullable: true`)."""
+    kind = spec.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind) or spec.get("nullable") is True:
+        return True
+    return any(isinstance(m, dict) and _nullable(m) for m in (spec.get("anyOf") or spec.get("oneOf") or []))
+
+
 def delegation_args(child: str, task: str, schema: dict[str, Any]) -> dict[str, Any]:
     """A delegation's arguments, filled from the offered tool's parameters schema (module docstring)."""
     props: dict[str, Any] = schema.get("properties") or {}
@@ -237,6 +246,10 @@ def delegation_args(child: str, task: str, schema: dict[str, Any]) -> dict[str, 
         kind = spec.get("type")
         if _names_agent(name):
             args[name] = child
+        elif _nullable(spec):
+            # an optional parameter a strict schema lists as required and nullable (Mastra's sub-agent tool on an
+            # OpenAI-compatible route: threadId, instructions, maxSteps...): a model leaves it null
+            args[name] = None
         elif kind in ("string", "STRING", None) or (isinstance(kind, list) and "string" in kind):
             args[name] = task
         else:
