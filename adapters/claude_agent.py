@@ -17,8 +17,10 @@ streaming-input sessions, which a one-prompt task does not reach:
   extra session-title model request per run and DNS lookups that may stall);
 - isolation: the session store is the business task's, as a Claude user keeps it: `CLAUDE_CONFIG_DIR` =
   `ctx.task_dir/config` (settings, the session transcript), shared by the first run and every resume; per
-  segment inside `ctx.work_dir`: `cwd=cwd/`, `HOME` and `XDG_*` dirs (the CLI otherwise writes MCP logs under
-  `~/.cache/claude-cli-nodejs`); `setting_sources=[]`, `strict_mcp_config=True`;
+  segment inside `ctx.work_dir`: `HOME` and `XDG_*` dirs (the CLI otherwise writes MCP logs under
+  `~/.cache/claude-cli-nodejs`); the cwd a new directory in the system temp dir, outside any checkout (a
+  sub-agent's system prompt gets a git snapshot of a cwd inside a repository); `setting_sources=[]`,
+  `strict_mcp_config=True`;
 - tools: one in-process SDK MCP server (`create_sdk_mcp_server`, the model sees `mcp__loopbench__<tool>`) whose
   handlers execute through the ledger; built-in tools removed with `tools=[]`. The handler the SDK calls gets
   only the arguments; the CLI sends the tool_use id in the MCP `tools/call` request's
@@ -120,7 +122,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -195,6 +199,12 @@ class _Segment:
     undecided: list[str] = field(default_factory=list)  # can_use_tool: calls the harness had no decision for
     api_retries: int = 0  # SystemMessage(subtype="api_retry") the CLI streamed
     child_message_ids: list[str] = field(default_factory=list)  # sub-agents' responses (parent_tool_use_id set)
+    cwd: Path | None = None  # the CLI's working directory, removed when the segment ends
+
+
+def _remove_cwd(seg: _Segment) -> None:
+    if seg.cwd is not None:
+        shutil.rmtree(seg.cwd, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -342,8 +352,10 @@ class ClaudeAgentAdapter(Adapter):
         mcp_config, call_id_source = self._tools_server(scenario, ctx)
         limit_kwargs, limits, unsupported = self._limits(scenario)
         env = self._env(ctx)
-        cwd = ctx.work_dir.resolve() / "cwd"
-        cwd.mkdir(parents=True, exist_ok=True)
+        # the CLI's cwd is a new directory in the system's temp dir, not under the results directory: when its cwd
+        # is inside a git repository the CLI adds a snapshot of it (branch, status, recent commits; ~840 bytes) to
+        # each sub-agent's system prompt, so the same cell's prompts depended on where the results were written
+        cwd = seg.cwd = Path(tempfile.mkdtemp(prefix="loopbench-claude-cwd-"))
         allowed = [PREFIX + n for n, s in scenario.tools.items() if s.approval == "none"]
         gated = [n for n, s in scenario.tools.items() if s.approval != "none"]
         builtin: list[str] = []
@@ -495,6 +507,8 @@ class ClaudeAgentAdapter(Adapter):
                     self._observe(seg, message)
         except Exception as exc:  # the framework ended by raising: map it below
             seg.exception = exc
+        finally:
+            _remove_cwd(seg)
         return self._segment(scenario, ctx, seg, settings, limits, unsupported, at_pause=None)
 
     async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
@@ -515,6 +529,8 @@ class ClaudeAgentAdapter(Adapter):
                     self._observe(seg, message)
         except Exception as exc:
             seg.exception = exc
+        finally:
+            _remove_cwd(seg)
         return self._segment(scenario, ctx, seg, settings, limits, unsupported, at_pause=at_pause)
 
     @staticmethod
