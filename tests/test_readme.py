@@ -205,6 +205,75 @@ def test_the_findings_on_stalls_and_context_hold():
     assert 1_800 <= growth["claude-agent-sdk"] <= 2_000 and growth["claude-agent-sdk"] <= 16_384
 
 
+def test_the_findings_on_streaming_hold():
+    from loopbench.reports.streaming import streamed_vs_not
+
+    pairs, differing = streamed_vs_not(load_records(PUBLISHED))
+    assert set(pairs["framework"]) == set(DEFAULTS) - {"claude-agent-sdk"}  # its SDK streams in every idiom
+    assert set(pairs["scenarios compared"]) == {34}
+    # "the same requests, tool runs and final text": every difference is in what the framework reported
+    words = {w.split(":")[0] for text in differing["differences"] for w in text.split("; ")}
+    assert words <= {"requests reported", "input tokens reported", "output tokens reported", "cost reported $"}, words
+    by = {f: sorted(zip(d["streamed"], d["scenario"], d["differences"], strict=True))
+          for f, d in differing.groupby("framework")}
+    assert set(by) == {"pydantic-ai", "vercel-ai"}
+    # pydantic-ai: null from `run`, a count from the event stream, in 10 scenarios
+    assert len(by["pydantic-ai"]) == 10 and all(d.startswith("requests reported: null → ") for *_, d in by["pydantic-ai"])
+    # the Vercel AI SDK: both streams, the two deadlines passing in a tool, one step from generateText, none streamed
+    assert [(v, s) for v, s, _ in by["vercel-ai"]] == [
+        (v, s) for v in ("vercel-ai:stream-text", "vercel-ai:tool-loop-agent-stream")
+        for s in ("deadline_slow_tool", "subagent_deadline")]
+    assert all(d.startswith("requests reported: 1 → null") for *_, d in by["vercel-ai"])
+
+
+def _by_agent(scenario: str, framework: str, variant: str = "default") -> dict[str, int]:
+    return _rep(scenario, framework, variant).counters.get("model_requests_by_agent")
+
+
+def test_the_findings_on_sub_agents_hold():
+    from loopbench.reports.agents import coverage
+
+    # whose tokens: 2 of 4 requests the child's; the tree in three, the main agent's in four
+    assert all(sum(_by_agent("subagent_usage", f).values()) == 4 and _by_agent("subagent_usage", f)["billing"] == 2
+               for f in DEFAULTS)
+    covers = {f: coverage(_rep("subagent_usage", f)) for f in DEFAULTS}
+    assert {f for f, c in covers.items() if c == "tree"} == {"openai-agents", "pydantic-ai", "claude-agent-sdk"}
+    assert {f for f, c in covers.items() if c == "main loop"} == {"google-adk", "langgraph", "vercel-ai", "mastra"}
+    assert coverage(_rep("subagent_usage", "pydantic-ai", "delegate-no-usage")) == "main loop"
+    claude = _rep("subagent_usage", "claude-agent-sdk")
+    assert claude.native.signals.extra["usage"]["input_tokens"] == claude.counters.get("input_tokens_by_agent")["main"]
+    # the runaway child: nobody stops at 8; each stop and its request count
+    runaway = {f: (_rep("subagent_runaway", f).outcome, _by_agent("subagent_runaway", f)) for f in DEFAULTS}
+    assert all(sum(n.values()) != 8 for _, n in runaway.values())
+    assert {f: sum(n.values()) for f, (_, n) in runaway.items() if f not in ("claude-agent-sdk", "langgraph")} == {
+        "google-adk": 9, "pydantic-ai": 50, "openai-agents": 12, "mastra": 7, "vercel-ai": 22}
+    assert runaway["google-adk"][1]["research"] == 8 and runaway["openai-agents"][1]["research"] == 10
+    assert runaway["mastra"][1]["research"] == 5 and runaway["vercel-ai"][1]["research"] == 20
+    assert (runaway["google-adk"][0], runaway["pydantic-ai"][0]) == ("limit_steps", "limit_steps")
+    assert {runaway[f][0] for f in ("claude-agent-sdk", "langgraph")} == {"capped"}
+    # the token budget: only pydantic-ai, at 5,500 against 4,000; the deadline: the three with one
+    budget = {f: _rep("subagent_token_budget", f) for f in DEFAULTS}
+    assert {f for f, r in budget.items() if r.outcome == "limit_budget"} == {"pydantic-ai"}
+    assert (budget["pydantic-ai"].counters.total_tokens_observed,
+            budget["pydantic-ai"].limits["max_total_tokens"].neutral) == (5_500, 4_000)
+    deadline = {f: _rep("subagent_deadline", f).outcome for f in DEFAULTS}
+    assert {f for f, o in deadline.items() if o == "limit_deadline"} == {"pydantic-ai", "vercel-ai", "mastra"}
+    assert {o for f, o in deadline.items() if f not in ("pydantic-ai", "vercel-ai", "mastra")} == {"completed"}
+    assert all(_rep("subagent_deadline", f).counters.elapsed_s > 5 for f, o in deadline.items() if o == "completed")
+    # the approval inside the child: a pause and a resume that continues it, or an incomplete run
+    approval = {f: _rep("subagent_approval", f) for f in DEFAULTS}
+    paused = {f for f, r in approval.items() if r.counters.resumes == 1}
+    assert paused == {"openai-agents", "langgraph", "mastra"}
+    assert all(approval[f].outcome == "completed" and approval[f].counters.get("tool_executions_by_tool") == {
+        "lookup_refund": 1, "issue_refund": 1} for f in paused)
+    assert all(r.outcome == "incomplete" and "issue_refund" not in r.counters.get("tool_executions_by_tool")
+               for f, r in approval.items() if f not in paused)
+    # the child's model failing for good
+    failure = {f: _rep("subagent_model_failure", f).outcome for f in DEFAULTS}
+    assert {f for f, o in failure.items() if o == "failed"} == {"langgraph", "google-adk", "pydantic-ai"}
+    assert {o for f, o in failure.items() if f not in ("langgraph", "google-adk", "pydantic-ai")} == {"incomplete"}
+
+
 def test_the_speed_section_is_the_committed_bench_results_in_words():
     """The README's speed section is `readme_speed` of reports/bench/results.json, word for word (its line breaks
     aside): a new `make bench` means pasting `python -m tests.test_readme speed`."""
