@@ -97,15 +97,18 @@ def test_in_a_streaming_variant_only_the_parent_streams(records, variant):
 def test_a_streamed_loop_is_the_loop_it_streams_but_for_a_timeout_in_a_tool(records, variant, of):
     """streamText / ToolLoopAgent.stream read to the end end every scenario as generateText / generate do, with the
     same requests, tool runs and reported counts; the one difference measured: a timeout that passes while a tool
-    runs leaves the stream no step to report (adapters/vercel/probes/stream_timeout_in_tool.mjs)."""
+    runs (the main agent's, or a sub-agent's inside a delegation) leaves the stream no step to report
+    (adapters/vercel/probes/stream_timeout_in_tool.mjs)."""
     from loopbench.reports.cells import cells
     from loopbench.reports.streaming import differences
 
     by = {c.key: c for c in cells(list(records.values()))}
     differ = {sid: differences(by[(sid, "vercel-ai", variant)], by[(sid, "vercel-ai", of)])
               for (sid, v) in records if v == variant}
-    assert {sid: d for sid, d in differ.items() if d} == {"deadline_slow_tool": [
-        "requests reported: 1 → null", "input tokens reported: 1000 → null", "output tokens reported: 100 → null"]}
+    cut_in_a_tool = ["requests reported: 1 → null", "input tokens reported: 1000 → null",
+                     "output tokens reported: 100 → null"]
+    assert {sid: d for sid, d in differ.items() if d} == {"deadline_slow_tool": cut_in_a_tool,
+                                                         "subagent_deadline": cut_in_a_tool}
     cut = records[("deadline_slow_tool", variant)]
     assert cut.outcome == "limit_deadline" and cut.native.signals.exception_type == "TimeoutError"
     assert cut.counters.model_requests_observed == 1 and cut.counters.runtime_steps == 0

@@ -71,7 +71,11 @@ def test_the_command_stores_its_check_and_the_report_shows_it(tmp_path):
     env = {**os.environ, "LOOPBENCH_EXTRA_ADAPTERS": ",".join(f"{k}={v}" for k, v in DOUBLES.items())}
     cli = [sys.executable, "-m", "loopbench.cli"]
     pub = tmp_path / "published"
-    scenarios = [a for s in ("deadline_slow_model", "deadline_slow_tool", "write_timeout_unknown") for a in ("-s", s)]
+    # the publication holds every cell the check will repeat: the suite's timing-sensitive scenarios
+    from loopbench.harness.scenario import load_scenarios
+
+    sensitive = [s.id for s in timing_sensitive(load_scenarios())]
+    scenarios = [a for s in sensitive for a in ("-s", s)]
     first = subprocess.run([*cli, "run", "-f", "double-onecall", *scenarios, "--out", str(pub)], env=env,
                            capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stdout + first.stderr
@@ -80,14 +84,14 @@ def test_the_command_stores_its_check_and_the_report_shows_it(tmp_path):
                         timeout=300)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     check = read_check(tmp_path / "check")
-    assert check is not None and check.holds and check.runs == 6 and check.repetitions == 2
+    assert check is not None and check.holds and check.runs == 2 * len(sensitive) and check.repetitions == 2
     assert "every repetition matched its published cell (0 changed)" in ok.stdout
     (pub / "stability.json").write_text((tmp_path / "check" / "stability.json").read_text())
     report = subprocess.run([*cli, "report", str(pub), "--format", "md"], env=env, capture_output=True, text=True,
                             timeout=300)
     assert report.returncode == 0, report.stderr
     section = (pub / "report.md").read_text().split("## Stability")[1]
-    assert "6 runs" in section and "compared with these results" in section
+    assert f"{2 * len(sensitive)} runs" in section and "compared with these results" in section
 
     def moved(r: dict) -> None:
         if r["scenario"] == "deadline_slow_tool":
