@@ -148,6 +148,7 @@ from loopbench.adapters.node.protocol import (
     SegmentAnswer,
     SegmentRequest,
     StepCalls,
+    SubagentRun,
     Thrown,
     Wire,
 )
@@ -210,15 +211,10 @@ class Resumed(Wire):
     decision: str
 
 
-class SubagentRun(Wire):
+class MastraSubagentRun(SubagentRun):
     """A child's run as the delegation tool's result in the parent's steps reported it (Mastra's subagent output)."""
 
-    agent: str
-    call_id: str | None
-    finish_reason: str | None
     is_error: bool | None
-    input_tokens: int | None
-    output_tokens: int | None
 
 
 class MastraAnswer(SegmentAnswer):
@@ -229,7 +225,7 @@ class MastraAnswer(SegmentAnswer):
     result_error: Thrown | None = None  # an error Mastra returned on the result instead of throwing
     run_id: str | None = None
     result_steps: list[StepCalls] | None = None  # result.steps (on a resume, the whole run's)
-    subagent_runs: list[SubagentRun] = []  # each delegation tool's result: the child's own finish and usage
+    subagent_runs: list[MastraSubagentRun] = []  # each delegation tool's result: the child's own finish and usage
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,7 @@ from typing import Any, ClassVar, Literal
 from loopbench.adapters.node.adapter import NodeAdapter
 from loopbench.adapters.node.driver import Reply
 from loopbench.adapters.node.home import NodeHome
-from loopbench.adapters.node.protocol import Hello, SegmentAnswer, SegmentRequest, Wire
+from loopbench.adapters.node.protocol import Hello, SegmentAnswer, SegmentRequest, SubagentRun, Wire
 from loopbench.harness.adapter import Capabilities, NodeProject, RunContext
 from loopbench.harness.record import LimitTranslation, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
@@ -155,15 +155,10 @@ class SdkWarning(Wire):
     feature: str | None = None
 
 
-class SubagentRun(Wire):
+class VercelSubagentRun(SubagentRun):
     """A child's run, as the child's own result (or ToolLoopAgent.generate's) reported it to the delegation tool."""
 
-    agent: str
-    call_id: str | None  # the delegation's scripted call id
     steps: int
-    finish_reason: str | None
-    input_tokens: int | None
-    output_tokens: int | None
     pending_approvals: list[str | None]  # approval requests left in the child's last step (the parent never sees)
 
 
@@ -175,7 +170,7 @@ class VercelAnswer(SegmentAnswer):
     language_model_responses: int  # onLanguageModelCallEnd callbacks seen (one per parsed response)
     warnings: list[SdkWarning]
     raw_finish_reason: str | None = None
-    subagent_runs: list[SubagentRun] = []  # each child run a delegation tool finished, as its own result said
+    subagent_runs: list[VercelSubagentRun] = []  # each child run a delegation tool finished, as its own result said
 
 
 def _step_limit_of(text: str | None) -> int | None:

@@ -251,6 +251,17 @@ class PendingApproval(Wire):
     delegated_by: str | None = None  # a child's call: the parent's delegation call (scripted id) it pauses through
 
 
+class SubagentRun(Wire):
+    """A child agent's run, as the delegation tool's result reported it to the parent (a driver that drives
+    sub-agents adds what its framework's result says besides)."""
+
+    agent: str
+    call_id: str | None  # the delegation's scripted call id
+    finish_reason: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+
+
 class Usage(Wire):
     input_tokens: int | None
     output_tokens: int | None
