@@ -241,6 +241,8 @@ class ClaudeAgentAdapter(Adapter):
              "through a PreToolUse hook answering defer (resumed with resume=<session id> in another "
              "process); policy deny through a PreToolUse hook answering deny (+ continue=false to stop)")
     mechanism_table: ClassVar[dict[Intent, str]] = {
+        "cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
+        "resume_after_cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
         "delegate": "ClaudeAgentOptions(agents={id: AgentDefinition(description, prompt, tools)}) reached through "
                     "the CLI's Agent tool (subagent_type=<id>), in the foreground "
                     "(CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1); the child gets no maxTurns of its own",

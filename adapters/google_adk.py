@@ -250,6 +250,8 @@ class GoogleADKAdapter(Adapter):
                "sessions in SqliteSessionService in the task dir, whatever the scenario"),
     )
     mechanism_table: ClassVar[dict[Intent, str]] = {
+        "cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
+        "resume_after_cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
         "delegate": "AgentTool(agent=LlmAgent(name=<child id>, description=..., instruction=..., tools=...)) "
                     "(explicit invocation, agent as a tool: the child runs in AgentTool's own nested Runner and "
                     "invocation with the parent's RunConfig; its text is the tool's result)",

@@ -281,6 +281,8 @@ class LangGraphAdapter(Adapter):
     )
     # intent -> native mechanism, per idiom (a segment's `mechanisms` keeps the ones the scenario uses)
     mechanism_table: ClassVar[dict[Intent, str]] = {
+        "cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
+        "resume_after_cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
         "delegate": "a @tool named after the child invoking its create_agent(system_prompt=..., tools=...) graph "
                     "(the docs' subagents / tool-calling pattern; the child a subgraph of the parent's run)",
         "deny_stop": f"@after_model(can_jump_to=['end']) hook {DENY_MIDDLEWARE}: an error ToolMessage for "

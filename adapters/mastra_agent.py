@@ -272,6 +272,8 @@ class MastraAdapter(NodeAdapter):
              "anthropic/<model>; maxSteps/timeout/requireApproval/hooks from the scenario")
     capabilities = _capabilities("approveToolCallGenerate/declineToolCallGenerate")
     mechanism_table = {
+        "cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
+        "resume_after_cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
         "delegate": "new Agent({..., agents: {<child id>: new Agent({instructions, tools})}}): Mastra offers each "
                     "child as a tool agent-<child id> running the child's own generate/stream on the prompt (the "
                     "supervisor-agent docs)",

@@ -165,6 +165,8 @@ class OpenAIAgentsAdapter(Adapter):
     )
     # intent -> the native mechanism this adapter uses for it (a segment's `mechanisms` keeps the ones in use)
     mechanism_table: ClassVar[dict[Intent, str]] = {
+        "cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
+        "resume_after_cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
         "delegate": "Agent(instructions=..., tools=...).as_tool(tool_name=<child id>, tool_description=...) "
                     "(agents as tools: a nested Runner.run with as_tool's default max_turns (10) and "
                     "failure_error_function; the parent's Usage is shared)",

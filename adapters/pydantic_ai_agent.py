@@ -284,6 +284,8 @@ class PydanticAIAdapter(Adapter):
                "raises it as an ordinary exception instead, which ends the run"),
     )
     mechanism_table: ClassVar[dict[Intent, str]] = {
+        "cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
+        "resume_after_cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
         "delegate": "agent delegation (multi-agent-applications.md): the parent's tool named after the child "
                     "(task: str) runs `await child.run(task, usage=ctx.usage)` on a child Agent(model, "
                     "instructions=..., tools=...) and returns result.output; the child's usage is added to the "

@@ -237,6 +237,8 @@ class VercelAIAdapter(NodeAdapter):
     # what the driver does for each intent; each run's `mechanisms` are the driver's own words for it, the denied
     # tools named (adapters/vercel/driver.mjs; tests/test_adapter_contract.py checks that the two agree)
     mechanism_table = {
+        "cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
+        "resume_after_cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
         "delegate": DELEGATE_GENERATE_TEXT,
         "deny_stop": "toolApproval: {<denied tool>: fn} returning {type: 'denied'} + stopWhen: [..., "
                      "hasToolCall(<denied tool>)] (the loop ends after the step with the denied call)",

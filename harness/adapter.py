@@ -23,6 +23,7 @@ from typing import ClassVar, Literal, get_args
 from loopbench.harness.errors import BadInput, InputProblem, did_you_mean
 from loopbench.harness.models import Provider, model_for
 from loopbench.harness.record import (
+    REQUIRED_INTENTS,
     Capabilities,
     Intent,
     LimitTranslation,
@@ -271,8 +272,8 @@ class Adapter(ABC):
         """One segment, as the worker runs it: `run` (no snapshot) or `resume`, then what every record says of
         the idiom whatever the adapter wrote — the model class and the model it sent (`settings.model_class`,
         `settings.model`)."""
-        if scenario.agents and self.mechanism_table.get("delegate", "unsupported").startswith("unsupported"):
-            result = self.not_run()
+        if missing := self.inexpressible(scenario):
+            result = self.not_run(missing)
         elif snapshot is None:
             result = await self.run(scenario, ctx)
         else:
@@ -297,11 +298,19 @@ class Adapter(ABC):
                 unsupported.append(item)
         return result.model_copy(update={"mechanisms": mechanisms, "limits": limits, "unsupported": unsupported})
 
+    @classmethod
+    def inexpressible(cls, scenario: Scenario) -> list[str]:
+        """The intents the scenario cannot run without (`REQUIRED_INTENTS`: sub-agents, a cancel, a resume after
+        it) for which this idiom's `mechanism_table` names no mechanism."""
+        stated = cls.mechanisms(scenario, cls.mechanism_table)
+        return [i for i in REQUIRED_INTENTS if i in stated and stated[i].startswith("unsupported")]
+
     @staticmethod
-    def not_run() -> SegmentResult:
-        """The segment of a scenario this idiom cannot express (sub-agents where its `mechanism_table` has no
-        `delegate`): the framework is not started and nothing is made up; `declared` names the intent."""
-        return SegmentResult(signals=NativeSignals(ended="not_run"), unsupported=["delegate"])
+    def not_run(missing: list[str]) -> SegmentResult:
+        """The segment of a scenario this idiom cannot express (`inexpressible`: sub-agents where its
+        `mechanism_table` has no `delegate`, a cancel where it has no `cancel`): the framework is not started and
+        nothing is made up; `declared` names the intents."""
+        return SegmentResult(signals=NativeSignals(ended="not_run"), unsupported=list(missing))
 
     @classmethod
     def unsupported_limits(cls, scenario: Scenario) -> dict[str, LimitTranslation]:
@@ -316,13 +325,18 @@ class Adapter(ABC):
     @classmethod
     def mechanisms(cls, scenario: Scenario, table: dict[Intent, str]) -> dict[Intent, str]:
         """The native mechanism used for each intent the scenario states (from the adapter's `table`), for
-        a segment's `mechanisms`: deny_stop / deny_continue when a tool is denied by policy (by `policy.deny`),
+        a segment's `mechanisms`: delegate for sub-agents, cancel (and resume_after_cancel) for a caller's cancel,
+        deny_stop / deny_continue when a tool is denied by policy (by `policy.deny`),
         approval_pause when a tool needs approval, reject when a resume rejects a call, tool_choice_first /
         tool_choice_later when the opening / a later turn asks a `tool_choice`, tool_error_recoverable /
         tool_error_fatal when a tool answers with an error of that kind (a timeout is recoverable)."""
         used: list[Intent] = []
         if scenario.agents:
             used.append("delegate")
+        if scenario.cancel is not None:
+            used.append("cancel")
+            if scenario.cancel.resume:
+                used.append("resume_after_cancel")
         if any(t.approval == "deny" for t in scenario.tools.values()):
             used.append("deny_stop" if scenario.policy.deny == "stop" else "deny_continue")
         if any(t.approval == "required" for t in scenario.tools.values()):

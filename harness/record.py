@@ -11,8 +11,9 @@ Schema history: v1 (until loopbench 0.1.0's fair-cells release) had `pauses` for
 `native` and `limits`, and no loopbench version; v2 recorded no segment for one that passed its hard timeout;
 v3 records it, with `ended: hung` and the time waited; v4 adds the scenario's digest (`scenario_digest`) and each
 segment's worker warm-up and set-up times (`worker_warm_s`, `prepare_s`); v5 attributes each model request and tool
-run to the agent that made it (`agent`, for scenarios with sub-agents) and counts per agent (`*_by_agent`).
-`migrate` reads every older version as v5 (see its docstring).
+run to the agent that made it (`agent`, for scenarios with sub-agents) and counts per agent (`*_by_agent`); v6 adds
+the caller's cancellation: the `cancelled` outcome, a segment that `ended: cancelled`, and the moment the harness
+told the caller to cancel (`cancel_sent_s`). `migrate` reads every older version as v6 (see its docstring).
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-SCHEMA_VERSION = 5
-READABLE_VERSIONS = (1, 2, 3, 4, 5)
+SCHEMA_VERSION = 6
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
 
 Outcome = Literal[
     "completed", "incomplete", "limit_steps", "limit_budget", "limit_deadline", "awaiting_approval",
     "denied", "failed", "stalled", "capped", "hung", "error",
+    # the caller cancelled the run (the scenario's `cancel`) and the framework stopped on it
+    "cancelled",
     # the scenario's own fault: its scripted model met a request its script cannot answer (never the framework's)
     "script_error",
     # the idiom cannot express what the scenario asks (e.g. sub-agents where it has none): not run; `unsupported`
@@ -35,7 +38,8 @@ Outcome = Literal[
     "not_run",
 ]
 Category = Literal[
-    "baseline", "limits", "approval", "denial", "tool_failure", "model_failure", "stall", "context", "subagents"
+    "baseline", "limits", "approval", "denial", "tool_failure", "model_failure", "stall", "context", "subagents",
+    "cancellation", "wire",
 ]
 Protocol = Literal["openai_chat", "openai_responses", "anthropic_messages", "gemini_generate"]
 ResultStatus = Literal["receipt", "error", "none"]
@@ -48,8 +52,13 @@ NeutralLimit = Literal["max_model_calls", "max_total_tokens", "max_cost_usd", "d
 # tool_error_recoverable / tool_error_fatal = how a tool hands its framework an error its service answered as
 # recoverable (or a timeout: the call may be tried again) / as fatal (a definitive failure)
 # delegate = the main agent hands a task to a child agent (a scenario with `agents`)
+# cancel = the caller cancels the run while it works (a scenario's `cancel`); resume_after_cancel = the caller then
+# continues the cancelled task from what the framework kept (`cancel.resume`)
 Intent = Literal["deny_stop", "deny_continue", "approval_pause", "reject", "tool_choice_first", "tool_choice_later",
-                 "tool_error_recoverable", "tool_error_fatal", "delegate"]
+                 "tool_error_recoverable", "tool_error_fatal", "delegate", "cancel", "resume_after_cancel"]
+# the intents without which a scenario cannot be run at all: an idiom that cannot express one is not started
+# (`not_run`), so its cell is unsupported rather than a run of some other scenario
+REQUIRED_INTENTS: tuple[Intent, ...] = ("delegate", "cancel", "resume_after_cancel")
 
 
 
@@ -161,8 +170,10 @@ class NativeSignals(Frozen):
     """The framework's own signals for one run segment, as the adapter mapped them. No scenario knowledge."""
 
     # hung: the segment gave no answer within its hard timeout (set by the runner, never by an adapter); not_run:
-    # the idiom cannot express the scenario, so the framework was not started (set by the adapter base only)
-    ended: Literal["returned", "raised", "paused", "hung", "not_run"]
+    # the idiom cannot express the scenario, so the framework was not started (set by the adapter base only);
+    # cancelled: the caller cancelled the run (the harness said so) and the framework stopped on it, however it
+    # ended (returned an aborted result, raised its cancellation error): `exception_type`/`subtype` say how
+    ended: Literal["returned", "raised", "paused", "hung", "not_run", "cancelled"]
     final_text: str | None = None
     limit: LimitKind | None = None
     limit_signal: Literal["raised", "handled", "inferred"] | None = None
@@ -220,7 +231,7 @@ class SegmentResult(Frozen):
     mechanisms: dict[Intent, str] = Field(default_factory=dict)  # intent -> native mechanism used for it
     limits: dict[NeutralLimit, LimitTranslation] = Field(default_factory=dict)
     unsupported: list[str] = Field(default_factory=list)  # neutral limits/intents it could not express
-    snapshot: str | None = None  # path of the pause snapshot directory, when paused
+    snapshot: str | None = None  # path of the snapshot directory: a pause, or what a cancelled run kept
     notes: list[str] = Field(default_factory=list)
     # a long-lived framework child (the Node driver) is invisible to the worker's CPU clock until it exits: its
     # CPU over the segment, and the part of it that was loopbench's own work (the ledger calls)
@@ -394,6 +405,9 @@ class Segment(Frozen):
     prepare_s: float | None = Field(
         default=None, description="the time the adapter spent setting up what an application sets up before a run "
         "(a store, a session service), outside the segment's clock (null in records older than v4)")
+    cancel_sent_s: float | None = Field(
+        default=None, description="when the harness told the caller to cancel, in seconds since the task started "
+        "(null: no cancel in this segment, or a record older than v6)")
 
 
 class RunRecord(BaseModel):
@@ -445,6 +459,7 @@ class MigrationError(ValueError):
 def migrate(raw: dict[str, Any]) -> dict[str, Any]:
     """A raw record of any readable schema version as the current one (validate the result with RunRecord).
 
+    v5 -> v6: unchanged but for the version (no scenario cancelled a run before v6: `cancel_sent_s` stays null).
     v4 -> v5: unchanged but for the version (requests and tool runs were not attributed to agents: every
     scenario before v5 had one agent; `agent` stays null and the per-agent counters empty, never made up).
     v3 -> v4: unchanged but for the version (the scenario digest and the workers' warm-up times were not
@@ -457,7 +472,7 @@ def migrate(raw: dict[str, Any]) -> dict[str, Any]:
     version = raw.get("schema_version")
     if version == SCHEMA_VERSION:
         return raw
-    if version in (2, 3, 4):
+    if version in (2, 3, 4, 5):
         return {**raw, "schema_version": SCHEMA_VERSION}
     if version != 1:
         raise MigrationError(f"schema_version {version!r}: this loopbench reads versions "

@@ -70,6 +70,45 @@ class PauseDouble(_Double):
         return SegmentResult(signals=NativeSignals(ended="returned", final_text="done", extra=seen))
 
 
+class CancelDouble(_Double):
+    """Runs the scenario's tools in order through the ledger, each beside the harness's cancel: when told to cancel
+    it abandons the call in flight and keeps the names of the finished ones; a resume runs the rest."""
+
+    id = "double-cancel"
+    mechanism_table = {"cancel": "abandon the call in flight", "resume_after_cancel": "run the tools not finished"}
+
+    async def _tools(self, names: list[str], ctx: RunContext) -> tuple[list[str], bool]:
+        ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
+        cancel = asyncio.ensure_future(ledger.wait_cancel())
+        done: list[str] = []
+        try:
+            for name in names:
+                call = asyncio.ensure_future(ledger.call(name, {"customer": "ana", "topic": "refund"}))
+                await asyncio.wait({call, cancel}, return_when=asyncio.FIRST_COMPLETED)
+                if not call.done() and cancel.done() and cancel.result():
+                    call.cancel()
+                    return done, True
+                await call
+                done.append(name)
+            return done, False
+        finally:
+            cancel.cancel()
+
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        done, cancelled = await self._tools(list(scenario.tools), ctx)
+        if not cancelled:
+            return SegmentResult(signals=NativeSignals(ended="returned", final_text="POL-7"))
+        (ctx.snapshot_dir / "done").write_text("\n".join(done))
+        return SegmentResult(signals=NativeSignals(ended="cancelled", exception_type="CancelledError"),
+                             snapshot=str(ctx.snapshot_dir))
+
+    async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
+                     ) -> SegmentResult:
+        done = (snapshot / "done").read_text().split()
+        await self._tools([t for t in scenario.tools if t not in done], ctx)
+        return SegmentResult(signals=NativeSignals(ended="returned", final_text="POL-7"))
+
+
 class CrashDouble(_Double):
     id = "double-crash"
 
@@ -92,4 +131,4 @@ class DieDouble(_Double):
         os._exit(3)
 
 
-DOUBLES = {cls.id: f"tests.doubles:{cls.__name__}" for cls in (OneCallDouble, PauseDouble, CrashDouble, HangDouble, DieDouble)}
+DOUBLES = {cls.id: f"tests.doubles:{cls.__name__}" for cls in (OneCallDouble, PauseDouble, CancelDouble, CrashDouble, HangDouble, DieDouble)}

@@ -237,3 +237,66 @@ def test_a_template_substitutes_any_argument_name():
     args = {"ticket-id": "T-9", "user.name": "Ana", "plain_1": 3, "with space": "x"}
     text = "{args.ticket-id} {args.user.name} {args.plain_1} {args.with space} {args.missing}#{n}"
     assert render(text, args, 2) == "T-9 Ana 3 x #2"
+
+
+# ---- the caller's cancel
+def test_a_cancel_during_a_tool_falls_due_after_its_first_call_and_is_told_once(make_scenario, monkeypatch):
+    from loopbench.harness.ledger import store
+
+    clock = [100.0]
+    monkeypatch.setattr(store.time, "monotonic", lambda: clock[0])
+    sc = make_scenario([{"id": "t", "text": "x"}], cancel={"during": "tool", "tool": "lookup_policy", "after_s": 0.5})
+    led = Ledger()
+    led.register_run("r", sc)
+    led.begin("r", "get_ticket", {"ticket_id": "T"}, "c0")  # another tool arms nothing
+    clock[0] += 5
+    assert led.take_cancel("r") is None
+    led.begin("r", "lookup_policy", {"topic": "x"}, "c1")
+    clock[0] += 0.4
+    assert led.take_cancel("r") is None and led.cancel_sent("r") is None
+    clock[0] += 0.2
+    sent = led.take_cancel("r")
+    assert sent is not None and sent == led.cancel_sent("r")
+    assert led.take_cancel("r") is None  # once per task: a resume is never cancelled again
+    led.begin("r", "lookup_policy", {"topic": "x"}, "c2")
+    clock[0] += 9
+    assert led.take_cancel("r") is None and led.cancel_sent("r") == sent
+
+
+def test_a_cancel_during_a_model_request_falls_due_after_its_turn_is_served(make_scenario, monkeypatch):
+    from loopbench.harness.ledger import store
+
+    clock = [0.0]
+    monkeypatch.setattr(store.time, "monotonic", lambda: clock[0])
+    sc = make_scenario([{"id": "a", "calls": [{"id": "c1", "tool": "get_ticket", "args": {}}]},
+                        {"id": "b", "after": {"call": "c1"}, "text": "x"}],
+                       cancel={"during": "model", "turn": "b", "after_s": 0})
+    led = Ledger()
+    led.register_run("r", sc)
+    led.observe_turn("r", "a")
+    assert led.take_cancel("r") is None
+    led.observe_turn("r", "b")
+    assert led.take_cancel("r") == 0.0
+    led.observe_turn("gone", "b")  # a run already unregistered is no error: the server may answer late
+
+
+async def test_the_cancel_route_is_held_until_the_cancel_falls_due(http_ledger, make_scenario):
+    ledger, client = http_ledger
+    ledger.register_run("r", make_scenario([{"id": "t", "text": "x"}],
+                                           cancel={"during": "tool", "tool": "get_ticket", "after_s": 0.05}))
+    ok = {TOKEN_HEADER: "s3cret"}
+    assert (await client.post("/ledger/r/cancel", json={})).status_code == 403
+    waiting = asyncio.ensure_future(client.post("/ledger/r/cancel", json={}, headers=ok))
+    await asyncio.sleep(0.1)
+    assert not waiting.done()  # nothing armed it yet
+    ledger.begin("r", "get_ticket", {"ticket_id": "T"}, "c1")
+    answer = (await asyncio.wait_for(waiting, 5)).json()
+    assert answer["cancel"] is True and answer["at_s"] >= 0.05
+    # a run that ends (or was never registered) answers no cancel rather than holding the request forever
+    assert (await client.post("/ledger/zz/cancel", json={}, headers=ok)).json() == {"cancel": False}
+    ledger.register_run("r2", make_scenario([{"id": "t", "text": "x"}],
+                                            cancel={"during": "tool", "tool": "get_ticket"}))
+    waiting = asyncio.ensure_future(client.post("/ledger/r2/cancel", json={}, headers=ok))
+    await asyncio.sleep(0.05)
+    ledger.unregister_run("r2")
+    assert (await asyncio.wait_for(waiting, 5)).json() == {"cancel": False}

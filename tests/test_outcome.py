@@ -33,7 +33,8 @@ def _table_rows(text: str) -> list[str]:
 
 def test_the_rules_keep_the_numbers_records_carry():
     assert [(r.name, int(r)) for r in OutcomeRule] == [
-        ("HARNESS_ERROR", 1), ("SCRIPT_ERROR", 10), ("NOT_RUN", 11), ("HUNG", 2), ("CAPPED", 3), ("NATIVE_LIMIT", 4),
+        ("HARNESS_ERROR", 1), ("SCRIPT_ERROR", 10), ("NOT_RUN", 11), ("HUNG", 2), ("CAPPED", 3), ("CANCELLED", 12),
+        ("NATIVE_LIMIT", 4),
         ("PAUSED", 5), ("DENIED", 6),
         ("FAILED", 7), ("COMPLETED", 8), ("INCOMPLETE", 9)]
 
@@ -62,6 +63,24 @@ def test_hung_beats_cap_and_limits():
 def test_capped_beats_a_native_limit_signal():
     d = derive_outcome(NativeSignals(ended="raised", limit="steps"), capped=True)
     assert (d.outcome, d.rule) == ("capped", 3)
+
+
+def test_capped_beats_a_cancel():
+    d = derive_outcome(NativeSignals(ended="cancelled", exception_type="CancelledError"), capped=True)
+    assert (d.outcome, d.rule) == ("capped", 3)
+
+
+def test_cancelled_beats_a_native_limit_and_a_failure_and_names_how_it_ended():
+    sig = NativeSignals(ended="cancelled", limit="deadline", failure="tool", exception_type="RunCancelled")
+    d = derive_outcome(sig, evidence=HOLDS)
+    assert (d.outcome, d.rule) == ("cancelled", 12)
+    assert "RunCancelled" in d.reason
+    d = derive_outcome(NativeSignals(ended="cancelled", terminal_reason="aborted_tools"))
+    assert (d.outcome, d.rule) == ("cancelled", 12) and "aborted_tools" in d.reason
+
+
+def test_a_run_that_returns_before_the_cancel_is_not_cancelled():
+    assert derive_outcome(RETURNED, evidence=HOLDS).outcome == "completed"
 
 
 @pytest.mark.parametrize("limit,outcome", [("steps", "limit_steps"), ("budget", "limit_budget"), ("deadline", "limit_deadline")])

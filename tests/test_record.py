@@ -150,7 +150,7 @@ def test_run_record_round_trips_through_json():
                     outcome_rule=8, verdict="conforms", counters=Counters(model_requests_observed=3),
                     requests=[req(1)], segments=[seg()])
     again = RunRecord.model_validate_json(rec.model_dump_json())
-    assert again == rec and again.schema_version == 5
+    assert again == rec and again.schema_version == 6
 
 
 # ---------------------------------------------------------------- schema v2: vocabulary, migration
@@ -203,7 +203,7 @@ def test_a_v1_record_is_migrated_to_the_current_version():
     from loopbench.harness.record import migrate
 
     rec = RunRecord.model_validate(migrate(V1))
-    assert rec.schema_version == 5 and rec.loopbench_version is None
+    assert rec.schema_version == 6 and rec.loopbench_version is None
     assert [s.kind for s in rec.segments] == ["run"]
     assert rec.native.mechanisms == {"deny_stop": "a hook"} and rec.native.settings == {"graph": "g"}
     assert rec.native.signals is not None and rec.native.signals.final_text == "done"
@@ -223,18 +223,20 @@ def test_a_record_that_cannot_be_migrated_says_why():
         migrate({**V1, "limits": {"max_model_calls": 8}})
 
 
-def test_v2_to_v4_records_are_read_as_v5_with_nothing_made_up():
+def test_v2_to_v5_records_are_read_as_v6_with_nothing_made_up():
     from loopbench.harness.record import RunRecord, migrate
 
-    for old in (2, 3, 4):
+    for old in (2, 3, 4, 5):
         raw = {**migrate(V1), "schema_version": old}
-        assert migrate(raw) == {**raw, "schema_version": 5}
+        assert migrate(raw) == {**raw, "schema_version": 6}
         rec = RunRecord.model_validate(migrate(raw))
         assert old == 4 or rec.scenario_digest is None and all(
             s.worker_warm_s is None and s.prepare_s is None for s in rec.segments)
         # nothing was attributed to an agent before v5: no agent, no per-agent count
         assert all(r.agent is None for r in rec.requests) and all(e.agent is None for e in rec.ledger)
         assert rec.counters.model_requests_by_agent == {} and rec.counters.tool_executions_by_agent == {}
+        # no scenario cancelled a run before v6: no moment the caller was told
+        assert all(s.cancel_sent_s is None for s in rec.segments)
 
 
 def test_a_hung_segment_is_a_signal_only_the_runner_sets():
@@ -253,7 +255,7 @@ def test_v1_results_files_are_read_as_the_current_version(tmp_path):
     f = tmp_path / "results.jsonl"
     f.write_text(json.dumps(V1) + "\n")
     (rec,) = load_records(f)
-    assert rec.schema_version == 5 and rec.segments[0].elapsed_s == 0.5
+    assert rec.schema_version == 6 and rec.segments[0].elapsed_s == 0.5
 
 
 def test_the_usage_page_lists_every_outcome():

@@ -135,6 +135,30 @@ def test_the_task_dir_is_shared_by_every_segment_and_resumes_run_elsewhere(tmp_p
     assert not any(d.name == "resumes" for d in r.deviations)
 
 
+def test_a_cancelled_task_resumes_from_what_the_framework_kept_and_the_record_says_when_it_was_told(tmp_path):
+    _, recs = run(tmp_path, ["double-cancel"], scenarios=("cancel_then_resume",))
+    r = recs["double-cancel"]
+    first, second = r.segments
+    assert (first.kind, first.outcome_signals.ended, second.kind, second.from_pause) == ("run", "cancelled", "resume", None)
+    assert first.cancel_sent_s is not None and first.cancel_sent_s >= 0.5 and second.cancel_sent_s is None
+    assert first.elapsed_s < 4  # the 5 s lookup was abandoned, not awaited
+    assert (r.outcome, r.verdict) == ("completed", "conforms")
+    assert r.counters.tool_executions_by_tool == {"post_to_portal": 1, "lookup_policy": 2}
+
+
+def test_an_idiom_without_a_cancel_is_not_run_on_a_cancel_scenario(tmp_path):
+    _, recs = run(tmp_path, ["double-onecall"], scenarios=("cancel_during_tool",))
+    r = recs["double-onecall"]
+    assert (r.outcome, r.verdict, r.counters.model_requests_observed) == ("not_run", "unsupported", 0)
+    assert "cancel" in r.unsupported
+
+
+def test_a_cancel_the_framework_stops_on_is_the_cancelled_outcome(tmp_path):
+    _, recs = run(tmp_path, ["double-cancel"], scenarios=("cancel_during_tool",))
+    r = recs["double-cancel"]
+    assert (r.outcome, r.outcome_rule) == ("cancelled", 12) and r.segments[0].cancel_sent_s is not None
+
+
 def test_a_harness_failure_on_one_task_is_that_task_error_and_the_suite_goes_on(tmp_path, monkeypatch):
     import loopbench.harness.run.runner as runner_mod
 

@@ -39,11 +39,11 @@ def problems_of(path: Path) -> list[str]:
     return [f"{p.field}: {p.reason}" for p in info.value.problems]
 
 
-def test_the_whole_suite_loads_with_32_scenarios():
+def test_the_whole_suite_loads_with_every_scenario():
     scenarios = load_scenarios()
-    assert len(scenarios) == 34
-    assert len(scenario_files()) == 34
-    assert len({s.id for s in scenarios}) == 34
+    assert len(scenarios) == 37
+    assert len(scenario_files()) == 37
+    assert len({s.id for s in scenarios}) == 37
 
 
 def test_suite_defaults_are_inherited_and_overridable(suite_copy: Path):
@@ -83,6 +83,27 @@ def test_duplicate_call_ids(suite_copy: Path):
     data["script"][1]["calls"][0]["id"] = "ticket_1"
     msgs = problems_of(write(suite_copy, "support_draft_completes", data))
     assert any(m.startswith("script[find_policy].calls.0.id: duplicate call id 'ticket_1'") for m in msgs)
+
+
+@pytest.mark.parametrize("cancel,message", [
+    ({"during": "tool", "tool": "send_fax"}, "cancel.tool: tool 'send_fax' is not declared in tools"),
+    ({"during": "model", "turn": "nope"}, "cancel.turn: no turn has id 'nope'"),
+    ({"during": "tool", "turn": "draft"}, "cancel: cancel during: tool names the `tool` whose first call "
+     "it waits for (and no `turn`)"),
+    ({"during": "model", "turn": "draft", "after_s": -1}, "cancel.after_s: Input should be greater than or equal to 0, got -1"),
+])
+def test_a_cancel_names_what_it_waits_for(suite_copy: Path, cancel, message):
+    data = good()
+    data["cancel"] = cancel
+    assert problems_of(write(suite_copy, "support_draft_completes", data)) == [message]
+
+
+def test_a_cancel_resumed_task_cannot_also_resume_approval_pauses(suite_copy: Path):
+    data = good()
+    data["cancel"] = {"during": "tool", "tool": "get_ticket", "resume": True}
+    data["resumes"] = [{"pause": 1, "decisions": {"ticket_1": "approve"}}]
+    (msg,) = problems_of(write(suite_copy, "support_draft_completes", data))
+    assert msg.startswith("cancel.resume: a task resumed after its cancel cannot also resume approval pauses")
 
 
 def test_decision_for_unknown_call_id(suite_copy: Path):

@@ -2,7 +2,7 @@
 
 A record's `outcome_rule` is the number of the rule that decided it, `OutcomeRule` names it. Numbers are
 stable ids, not positions: a rule added later gets the next number wherever it is tried (`SCRIPT_ERROR`, 10,
-is tried second; `NOT_RUN`, 11, third). The same table is
+is tried second; `NOT_RUN`, 11, third; `CANCELLED`, 12, after `CAPPED`). The same table is
 in docs/policy.md ("How the outcome is derived"), for readers of the report; tests/test_outcome.py keeps the
 two the same, and checks each rule in order.
 
@@ -13,6 +13,7 @@ two the same, and checks each rule in order.
 | 11 | `NOT_RUN` | the idiom cannot express the scenario (no sub-agents): the adapter did not run it | `not_run` |
 | 2 | `HUNG` | the run did not end within its hard timeout and was stopped | `hung` |
 | 3 | `CAPPED` | the server's safety cap was hit | `capped` |
+| 12 | `CANCELLED` | the caller cancelled the run and the framework stopped on it | `cancelled` |
 | 4 | `NATIVE_LIMIT` | a native limit: raised, inferred or handled | `limit_steps` / `limit_budget` / `limit_deadline` |
 | 5 | `PAUSED` | paused with pending approval | `awaiting_approval` |
 | 6 | `DENIED` | the framework stopped the run because an action was denied | `denied` |
@@ -53,6 +54,7 @@ class OutcomeRule(IntEnum):
     NOT_RUN = 11
     HUNG = 2
     CAPPED = 3
+    CANCELLED = 12
     NATIVE_LIMIT = 4
     PAUSED = 5
     DENIED = 6
@@ -108,6 +110,9 @@ def derive_outcome(
         return OutcomeDecision("hung", OutcomeRule.HUNG, "the run passed its hard timeout and was stopped")
     if capped:
         return OutcomeDecision("capped", OutcomeRule.CAPPED, "the server's safety cap was hit")
+    if signals.ended == "cancelled":
+        how = signals.exception_type or signals.subtype or signals.terminal_reason or "returned"
+        return OutcomeDecision("cancelled", OutcomeRule.CANCELLED, f"the caller cancelled the run; it stopped ({how})")
     if signals.limit is not None:
         how = signals.limit_signal or "raised"
         notes = (LIMIT_AS_ANSWER,) if how == "handled" else ()

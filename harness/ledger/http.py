@@ -25,6 +25,7 @@ from loopbench.harness.ledger.store import Ledger, ToolOutcome
 from loopbench.harness.own_work import OWN_WORK
 
 TOKEN_HEADER = "x-loopbench-token"
+CANCEL_POLL_S = 0.01  # how often a held cancel request looks whether the cancel fell due: well under any after_s
 
 
 def ledger_routes(ledger: Ledger, token: str) -> list[Route]:
@@ -98,7 +99,27 @@ def ledger_routes(ledger: Ledger, token: str) -> list[Route]:
         decision = ledger.decide(run_id, body["tool"], body.get("args", {}), body.get("call_id"))
         return JSONResponse({"decision": decision})
 
+    async def cancel(request: Request) -> JSONResponse:
+        """Held open until the caller cancels the run (the scenario's `cancel` falls due): the adapter waits here
+        and then cancels the way its framework documents. Answers `{"cancel": false}` when the run ends first."""
+        if (denied := refused(request)) is not None:
+            return denied
+        run_id = request.path_params["run_id"]
+        ticks = 0
+        while True:
+            try:
+                sent = ledger.take_cancel(run_id)
+            except UnknownRun:
+                return JSONResponse({"cancel": False})
+            if sent is not None:
+                return JSONResponse({"cancel": True, "at_s": sent})
+            ticks += 1
+            if ticks % 25 == 0 and await request.is_disconnected():
+                return JSONResponse({"cancel": False})
+            await asyncio.sleep(CANCEL_POLL_S)
+
     return [
+        Route("/ledger/{run_id}/cancel", cancel, methods=["POST"]),
         Route("/ledger/{run_id}/call", endpoint(call), methods=["POST"]),
         Route("/ledger/{run_id}/authorize", endpoint(authorize), methods=["POST"]),
         Route("/ledger/{run_id}/decide", endpoint(decide), methods=["POST"]),
@@ -152,6 +173,21 @@ class LedgerClient:
     def authorize_sync(self, tool: str, args: dict[str, Any], call_id: str | None = None,
                        decision: str = "checked") -> None:
         self._post_sync("authorize", {"tool": tool, "args": args, "call_id": call_id, "decision": decision}, 30)
+
+    async def wait_cancel(self) -> bool:
+        """Wait until the caller cancels the run (the scenario's `cancel` falls due): True then; False when the run
+        ended first. An adapter runs this beside its framework's run and, when it returns True, cancels the run
+        the way the framework documents (cancelling this wait closes its request)."""
+        return bool((await self._post("cancel", {}, None))["cancel"])
+
+    @property
+    def cancel_url(self) -> str:
+        """The URL a driver in another process holds open to learn the cancel (POST, with `headers`)."""
+        return f"{self._url}/cancel"
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return dict(self._headers)
 
 
 # loopback only: no proxy from the environment (aiohttp reads none by default), and a session kept per event loop

@@ -99,6 +99,10 @@ class _RunState:
     entries: list[LedgerEntry] = field(default_factory=list)
     # committed write effects: (tool, args without key) -> idempotency keys seen (None = no key)
     effects: dict[tuple[str, str], list[str | None]] = field(default_factory=dict)
+    # the scenario's `cancel`: when it falls due (seconds since t0, once its trigger was seen), and when the
+    # caller was told (it is told once per task)
+    cancel_due_s: float | None = None
+    cancel_sent_s: float | None = None
 
 
 class Ledger:
@@ -161,6 +165,39 @@ class Ledger:
                     return "receipt" if e.outcome == "result" else "error"
         return None
 
+    # ---- the caller's cancel (the scenario's `cancel`)
+    def _arm_cancel(self, st: _RunState, during: str, what: str) -> None:
+        cancel = st.scenario.cancel
+        if cancel is None or st.cancel_due_s is not None or cancel.during != during:
+            return
+        if what == (cancel.tool if during == "tool" else cancel.turn):
+            st.cancel_due_s = time.monotonic() - st.t0 + cancel.after_s
+
+    def observe_turn(self, run_id: str, turn: str) -> None:
+        """The model server served turn `turn` (a repeating turn's label `id#n` counts as `id`): a cancel waiting
+        for its request is now due in `after_s`."""
+        with self._lock:
+            st = self._runs.get(run_id)
+            if st is not None:
+                self._arm_cancel(st, "model", turn.partition("#")[0])
+
+    def take_cancel(self, run_id: str) -> float | None:
+        """When the caller cancels: the moment (seconds since the task began) the first time it is asked once the
+        cancel is due, else None. Told once per task: a resume after the cancel is never cancelled again."""
+        with self._lock:
+            st = self._state(run_id)
+            now = time.monotonic() - st.t0
+            if st.cancel_sent_s is not None or st.cancel_due_s is None or now < st.cancel_due_s:
+                return None
+            st.cancel_sent_s = round(now, 6)
+            return st.cancel_sent_s
+
+    def cancel_sent(self, run_id: str) -> float | None:
+        """When the caller was told to cancel (None: not yet, or never)."""
+        with self._lock:
+            st = self._runs.get(run_id)
+            return None if st is None else st.cancel_sent_s
+
     # ---- events
     def decide(self, run_id: str, tool: str, args: dict[str, Any], call_id: str | None = None) -> str | None:
         """An in-process approval idiom asks the harness for the decision on a call, at the moment the framework
@@ -219,6 +256,8 @@ class Ledger:
                 started_s=time.monotonic() - st.t0, agent=_agent_of(st.scenario, tool),
             )
             st.entries.append(entry)
+            if n == 1:
+                self._arm_cancel(st, "tool", tool)
             return entry, spec.step_for_call(n)
 
     def finish(self, run_id: str, entry: LedgerEntry, step: ToolStep) -> ToolOutcome:

@@ -83,8 +83,12 @@ class ModelServer:
         default_scenario: Scenario | None = None,
         on_request: Callable[[str, RequestLogEntry], None] | None = None,
         call_status: CallStatus | None = None,
+        on_served: Callable[[str, str], None] | None = None,
     ):
         self.call_status = call_status  # public: a caller may answer for tools it runs itself (the bench)
+        # told (run id, turn id) as a request is matched to its turn, before any scripted delay or failure: the
+        # ledger arms a scenario's `cancel` of a request in flight
+        self._on_served = on_served
         self._lock = threading.Lock()
         self._runs: dict[str, _Run] = {}
         self._keys: dict[str, _Run] = {}
@@ -255,6 +259,8 @@ class ModelServer:
                 k = run.state_requests.get(key, 0)
                 run.state_requests[key] = k + 1
             row.update(served_turn=served.label, retry=k > 0)
+            if self._on_served is not None:
+                self._on_served(run.run_id, served.turn.id)
         if row["seq"] > run.scenario.safety_cap:  # after the bookkeeping: a capped request is logged like any
             with self._lock:
                 run.capped = True

@@ -118,7 +118,7 @@ class Suite:
         self.ledger = Ledger()
         self.token = secrets.token_hex(16)
         self.server = ModelServer(extra_routes=ledger_routes(self.ledger, self.token),
-                                  call_status=self.ledger.call_status)
+                                  call_status=self.ledger.call_status, on_served=self.ledger.observe_turn)
         self.env = environment()
         self.base_url = ""
         # a fresh run replaces earlier results in this directory, once it has a record of its own
@@ -199,6 +199,10 @@ class Suite:
         try:
             steps: list[tuple[str, int | None, dict[str, str]]] = [("run", None, {})]
             steps += [("resume", r.pause, dict(r.decisions)) for r in scenario.resumes]
+            if scenario.cancel is not None and scenario.cancel.resume:
+                steps.append(("resume", None, {}))  # continue the cancelled task from what the framework kept
+            cancel_kept: Path | None = None
+            told_cancel: float | None = None
             for i, (op, pause, decisions) in enumerate(steps):
                 ctx = JobContext(
                     run_id=run_id, api_key=api_key, base_url=self.base_url, ledger_token=self.token,
@@ -207,10 +211,11 @@ class Suite:
                 )
                 snapshot: Path | None = None
                 if op == "resume":
-                    if pause is None or pause > len(snapshots):
-                        break  # the framework never made this pause: nothing to resume
+                    kept = cancel_kept if pause is None else snapshots[pause - 1] if pause <= len(snapshots) else None
+                    if kept is None:
+                        break  # the framework never made this pause (or kept nothing at the cancel): no resume
                     snapshot = task_dir / f"segment{i}" / "from-snapshot"
-                    shutil.copytree(snapshots[pause - 1], snapshot)
+                    shutil.copytree(kept, snapshot)
                     self.server.begin_segment(run_id)
                 job = WorkerJob(op=op, framework=framework, adapter=adapter_target(framework),  # type: ignore[arg-type]
                                 variant=variant,
@@ -231,11 +236,19 @@ class Suite:
                 cpu += answer.cpu_s + answer.prepare_cpu_s
                 own += answer.own_cpu_s + answer.prepare_cpu_s
                 rss = max(rss or 0.0, answer.peak_rss_mb)
+                sent = self.ledger.cancel_sent(run_id)
+                cancel_sent_s, told_cancel = (sent if sent != told_cancel else None), sent
                 segments.append(Segment(
                     kind=op, from_pause=pause, decisions=decisions, outcome_signals=result.signals,  # type: ignore[arg-type]
                     counters=result.counters, pending=result.signals.pending, elapsed_s=answer.elapsed_s,
                     worker_pid=answer.pid, worker_warm_s=answer.warm_s, prepare_s=answer.prepare_s,
+                    cancel_sent_s=cancel_sent_s,
                 ))
+                if result.signals.ended == "cancelled":
+                    if result.snapshot is None:  # nothing kept that a caller could continue from
+                        break
+                    cancel_kept = Path(result.snapshot)
+                    continue
                 if result.signals.ended == "paused":
                     if result.snapshot is None:  # an in-process pause (e.g. a callback): nothing to resume
                         break

@@ -180,6 +180,14 @@ def _cross_checks(raw: dict[str, Any], claim_ids: set[str] | None,
         for call_id in _mapping(_mapping(resume).get("decisions")):
             if call_id not in seen_calls:
                 out.append((f"resumes.{i}.decisions.{call_id}", "no scripted call has this id"))
+    cancel = _mapping(raw.get("cancel"))
+    if check_tools and isinstance(cancel.get("tool"), str) and cancel["tool"] not in tools:
+        out.append(("cancel.tool", _undeclared_tool(cancel["tool"], tools, catalogue)))
+    if isinstance(cancel.get("turn"), str) and cancel["turn"] not in turn_ids:
+        out.append(("cancel.turn", f"no turn has id {cancel['turn']!r}"))
+    if cancel.get("resume") and raw.get("resumes"):
+        out.append(("cancel.resume", "a task resumed after its cancel cannot also resume approval pauses (one "
+                    "kind of resume per scenario: the segments would have no defined order)"))
     for i, claim in enumerate(_sequence(raw.get("claims"))):
         if claim_ids is not None and isinstance(claim, str) and claim not in claim_ids:
             out.append((f"claims.{i}", f"unknown claim id {claim!r} (see reports/claims.yaml)"))

@@ -215,6 +215,27 @@ class Policy(Strict):
     deny: Literal["stop", "continue"] = "stop"
 
 
+class Cancel(Strict):
+    """The caller cancels the run while it works: `after_s` seconds after the harness sees the first call of
+    `tool` start (`during: tool`) or the request that turn `turn` answers arrive (`during: model`). The adapter
+    cancels the way its framework documents when the harness tells it to; it never learns the moment in advance.
+    `resume`: the caller then continues the task from what the framework kept (one more segment)."""
+
+    during: Literal["tool", "model"]
+    tool: str | None = None
+    turn: str | None = Field(default=None, pattern=ID_PATTERN)
+    after_s: float = Field(default=0.5, ge=0, le=MAX_SECONDS)
+    resume: bool = False
+
+    @model_validator(mode="after")
+    def _what(self) -> Cancel:
+        if self.during == "tool" and (self.tool is None or self.turn is not None):
+            raise ValueError("cancel during: tool names the `tool` whose first call it waits for (and no `turn`)")
+        if self.during == "model" and (self.turn is None or self.tool is not None):
+            raise ValueError("cancel during: model names the `turn` whose request it waits for (and no `tool`)")
+        return self
+
+
 class Resume(Strict):
     """Resume pause number `pause` (1-based, in the order the task paused) with these decisions."""
 
@@ -350,6 +371,7 @@ class Scenario(Strict):
     limits: Limits = Limits()
     policy: Policy = Policy()
     resumes: list[Resume] = Field(default_factory=list)
+    cancel: Cancel | None = None
     completion: Completion
     expect: Expect
     safety_cap: int = Field(default=50, ge=1, le=MAX_SAFETY_CAP)
@@ -422,9 +444,10 @@ class Scenario(Strict):
 
     @property
     def timing_sensitive(self) -> bool:
-        """Its cells depend on the clock: a deadline, or a scripted delay or timeout a limit can race. These are
-        the cells a loaded machine could change (tests/test_timing_under_load.py runs them beside a CPU hog)."""
-        return self.limits.deadline_s is not None or self.scripted_delay_s() > 0
+        """Its cells depend on the clock: a deadline, a cancel at a moment, or a scripted delay or timeout a limit
+        can race. These are the cells a loaded machine could change (tests/test_timing_under_load.py runs them
+        beside a CPU hog)."""
+        return self.limits.deadline_s is not None or self.cancel is not None or self.scripted_delay_s() > 0
 
     def model_fails_first(self) -> bool:
         """Some turn's model answer fails before it succeeds: the framework's own retry backoff will wait."""
