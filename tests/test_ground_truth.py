@@ -133,3 +133,55 @@ def test_mechanisms_are_recorded_for_exactly_the_intents_a_scenario_states(recs)
     assert set(recs["denied_action"].native.mechanisms) == {"deny_stop"}
     assert set(recs["denied_action_continue"].native.mechanisms) == {"deny_continue"}
     assert recs["support_draft_completes"].native.mechanisms == {}
+
+
+# ---- approvals among parallel calls (parallel_approvals_split): a read and two gated writes in one response,
+# resumed approving send_1 and rejecting refund_1. Which call ran how many times, and what the first pause held,
+# per column — the ground truth of every cell, from the ledger (not the counters the record derives from it).
+BOTH = ("send_reply", "issue_refund")
+PARALLEL_TRUTH: dict[str, tuple[int, int, int, tuple[str, ...] | None]] = {
+    # column: (get_ticket runs, send_reply runs, issue_refund runs, tools the first pause held; None: no pause)
+    **{c: (1, 1, 0, BOTH) for c, (f, _) in COLUMNS.items()
+       if f in ("openai-agents", "pydantic-ai", "vercel-ai", "langgraph", "google-adk")},
+    # decided in-process when the CLI asks: no pause
+    "claude-agent-sdk:can-use-tool": (1, 1, 0, None),
+    # the CLI reports one deferred call (the last): the approved reply is never asked again nor run
+    "claude-agent-sdk": (1, 0, 0, ("issue_refund",)),
+    # the pause lives in the process that paused: the resume in a new one runs nothing
+    "google-adk:in-memory": (1, 0, 0, BOTH),
+    # one interrupt per gated call, in turn: the read re-runs on the resume, which pauses again on the refund
+    "langgraph:stategraph": (2, 1, 0, ("send_reply",)),
+    # one approval at a time: the resume runs the reply and pauses again on the refund (no decision for it)
+    **{c: (1, 1, 0, ("send_reply",)) for c, (f, _) in COLUMNS.items() if f == "mastra"},
+}
+
+
+def _runs(r: RunRecord, tool: str) -> int:
+    return sum(1 for e in r.ledger if e.kind == "call" and e.tool == tool)
+
+
+def test_the_parallel_approval_truth_covers_every_column():
+    assert set(PARALLEL_TRUTH) == set(COLUMNS)
+
+
+@per_column
+def test_approvals_among_parallel_calls_run_what_the_ledger_says(recs, column):
+    r = recs["parallel_approvals_split"]
+    first = r.segments[0]
+    held = tuple(p.tool for p in first.pending) if first.outcome_signals.ended == "paused" else None
+    assert (_runs(r, "get_ticket"), _runs(r, "send_reply"), _runs(r, "issue_refund"), held) == PARALLEL_TRUTH[column]
+    # whatever the framework: the rejected refund never runs, a read is never held for approval
+    assert r.counters.tool_executions_by_tool.get("issue_refund", 0) == 0
+    assert all(p.tool != "get_ticket" for s in r.segments for p in s.pending)
+
+
+@per_column
+def test_a_resumed_task_does_its_approved_work_once_whatever_meets_it_after(recs):
+    caps = recs["resume_then_deadline"].capabilities
+    # an idiom whose pause lives in the process that paused runs nothing in the resumer (as in the approved resume)
+    once = 1 if caps is None or caps.pause_survives_restart else 0
+    # a deadline after the resume; a fatal tool failure after it; a rejection whose fallback is another gated write
+    assert _runs(recs["resume_then_deadline"], "send_reply") == once
+    assert _runs(recs["resume_then_tool_fatal"], "issue_refund") == once
+    fallback = recs["rejection_fallback_write"]
+    assert _runs(fallback, "issue_refund") == 0 and _runs(fallback, "send_reply") <= 1
