@@ -176,7 +176,8 @@ process): the session continued as ADK continues any conversation, another `run_
 same session id of the task's SqliteSessionService, the message a user's "Please continue the task."; the session
 holds the history and the sealed calls, which ADK does not replay: the model's next request carries the sealed
 call's abort error as its function response, and post_to_portal is not run again; whether the aborted lookup runs
-again is the model's choice (the probe's model calls it again). `in-memory`: the InMemorySessionService dies with
+again is the model's choice (the probe's model calls it again; cancel_then_resume's scripted model does: completed,
+post_to_portal 1, lookup_policy 2, 4 requests over both segments). `in-memory`: the InMemorySessionService dies with
 the cancelled run's process, so nothing is kept: no snapshot, no resume segment, `resume_after_cancel` listed
 unsupported in the cell (its mechanism says so instead of "unsupported: ...", which would leave the whole scenario,
 the cancel too, not run).
