@@ -160,6 +160,28 @@ The model class, per variant (docs/decisions.md "Each framework's own model clas
   7, counter 9, limit_steps), its confirmation pauses the run and the resume continues it (subagent_approval
   completed, main 1, billing 3), its raised tool error leaves the run (failed). The child gets the observing
   before_agent callback: on a resume it is the agent that starts.
+The caller's cancel (scenario `cancel`), every variant: `Runner.run_async(..., abort_signal=asyncio.Event())`
+(runners.py:1139, 1159; what ADK's own api_server passes and sets when its client disconnects) and the event set
+when the harness says cancel; the adapter then reads run_async to its end and cancels nothing itself. With an
+LlmAgent root, ADK's node runner stops consuming, cancels the root task (the tool or model request in flight is
+cancelled) and seals the invocation (google/adk/events/_abort_events.py): each dangling function call gets a
+synthetic function response with `error_code='INVOCATION_ABORTED'` ("Invocation was aborted by client."), or one
+content-less abort event when no call dangles (a model request in flight). run_async returns normally, within
+~0.05 s of the abort on every variant: the segment ends `cancelled` with terminal_reason INVOCATION_ABORTED (when
+sealing events came), `extra.sealed_calls` the calls sealed; counters from the events before the abort (the
+request in flight produced no event: its usage is never reported). Measured: cancel_during_tool 1 request,
+get_ticket abandoned; cancel_during_model 2 requests, 1 reported, 1000 / 100 tokens (probes/google_adk/abort.py).
+The snapshot (`cancelled.json`, told apart from a confirmation's `pause.json`) keeps the session id. Resume (another
+process): the session continued as ADK continues any conversation, another `run_async(new_message=...)` on the
+same session id of the task's SqliteSessionService, the message a user's "Please continue the task."; the session
+holds the history and the sealed calls, which ADK does not replay: the model's next request carries the sealed
+call's abort error as its function response, and post_to_portal is not run again; whether the aborted lookup runs
+again is the model's choice (the probe's model calls it again; cancel_then_resume's scripted model does: completed,
+post_to_portal 1, lookup_policy 2, 4 requests over both segments). `in-memory`: the InMemorySessionService dies with
+the cancelled run's process, so nothing is kept: no snapshot, no resume segment, `resume_after_cancel` listed
+unsupported in the cell (its mechanism says so instead of "unsupported: ...", which would leave the whole scenario,
+the cancel too, not run).
+
 Signal mapping (no scenario knowledge): `LlmCallsLimitExceededError` -> limit="steps" (raised); the model
 client's own error in the chain (`google.genai.errors.APIError`; `anthropic.APIError` in the `anthropic` variant,
 which ADK 2.8+ wraps a 429 of as `_AnthropicRateLimitError`) -> failure="model"; `ToolFailed` in the chain ->
@@ -198,6 +220,16 @@ USER_ID = "user"
 AGENT_NAME = "assistant"
 SESSION_DB = "adk_sessions.db"
 PAUSE_FILE = "pause.json"
+CANCEL_FILE = "cancelled.json"  # a cancel snapshot (the session to continue), told apart from a pause's
+ABORTED = "INVOCATION_ABORTED"  # google.adk.events._abort_events._INVOCATION_ABORTED: the sealing events' error_code
+# what the caller says to continue the cancelled task in its session: a chat app's next user turn (ADK's docs
+# continue a session with another run_async(new_message=...) on the same session id)
+CONTINUE_MESSAGE = "Please continue the task."
+CANCEL_ABORT = ("Runner.run_async(..., abort_signal=asyncio.Event()) set on the cancel (google/adk/runners.py:1139, "
+                "1159; the consumer stops, the root task is cancelled, dangling calls are sealed with "
+                "INVOCATION_ABORTED: google/adk/events/_abort_events.py)")
+RESUME_SESSION = ("a new run_async(new_message=<the user's 'continue'>) on the same session id in a new process "
+                  "(SqliteSessionService in the task dir): the session holds the history and the sealed calls")
 # google.adk.utils._function_call_names.REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
 CONFIRMATION = "adk_request_confirmation"
 DENY_MARK = "denied by policy"
@@ -234,6 +266,8 @@ class GoogleADKAdapter(Adapter):
              "Gemini(base_url) over google-genai, sending the model table's Gemini model; max model calls -> "
              "RunConfig.max_llm_calls; sessions in SqliteSessionService (approvals -> tool confirmation)")
     tool_errors_as_dict: ClassVar[bool] = False
+    # the session service outlives the segment's process (on disk): a cancelled task can be continued
+    keeps_sessions: ClassVar[bool] = True
     # RunConfig.streaming_mode, by StreamingMode's member name; None: RunConfig's default (NONE), not passed
     streaming_mode: ClassVar[str | None] = None
     # the prefix the model's wire protocol puts before a scripted call id (Gemini's functionCall ids: fc_<id>)
@@ -250,8 +284,8 @@ class GoogleADKAdapter(Adapter):
                "sessions in SqliteSessionService in the task dir, whatever the scenario"),
     )
     mechanism_table: ClassVar[dict[Intent, str]] = {
-        "cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
-        "resume_after_cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
+        "cancel": CANCEL_ABORT,
+        "resume_after_cancel": RESUME_SESSION,
         "delegate": "AgentTool(agent=LlmAgent(name=<child id>, description=..., instruction=..., tools=...)) "
                     "(explicit invocation, agent as a tool: the child runs in AgentTool's own nested Runner and "
                     "invocation with the parent's RunConfig; its text is the tool's result)",
@@ -505,6 +539,14 @@ class GoogleADKAdapter(Adapter):
                      ) -> SegmentResult:
         from google.genai import types
 
+        if (snapshot / CANCEL_FILE).exists():  # continue the cancelled task: the user's next turn in its session
+            meta = json.loads((snapshot / CANCEL_FILE).read_text())
+            service, label = self._opened(ctx)
+            message = types.Content(role="user", parts=[types.Part(text=CONTINUE_MESSAGE)])
+            notes = [f"continued session {meta['session_id']} after the cancel with a user message "
+                     f"({CONTINUE_MESSAGE!r}); {meta['sealed_calls']} call(s) sealed {ABORTED} in it"]
+            return await self._drive(scenario, ctx, service, label, meta["session_id"], message, notes,
+                                     watch_cancel=False)
         meta = json.loads((snapshot / PAUSE_FILE).read_text())
         parts = []
         for req in meta["requests"]:
@@ -519,7 +561,9 @@ class GoogleADKAdapter(Adapter):
         return await self._drive(scenario, ctx, service, label, meta["session_id"], message, notes)
 
     async def _drive(self, scenario: Scenario, ctx: RunContext, service: Any, label: str, session_id: str,
-                     message: Any, notes: list[str]) -> SegmentResult:
+                     message: Any, notes: list[str], watch_cancel: bool = True) -> SegmentResult:
+        import asyncio
+
         from google.adk.agents.run_config import RunConfig
         from google.adk.runners import Runner
 
@@ -535,10 +579,24 @@ class GoogleADKAdapter(Adapter):
         common: dict[str, Any] = dict(settings=settings, limits=limits, notes=notes)
         runner = Runner(agent=agent, app_name=APP_NAME, session_service=service)
         events: list[Any] = []
-        try:
+        # the caller's cancel (a scenario that has one; never again on the resume after it): ADK's abort signal
+        abort: asyncio.Event | None = None
+        extra_run: dict[str, Any] = {}
+        if watch_cancel and scenario.cancel is not None:
+            abort = asyncio.Event()
+            extra_run["abort_signal"] = abort
+            settings["abort_signal"] = "asyncio.Event(), set when the caller cancels"
+
+        async def consume() -> None:
             async for event in runner.run_async(user_id=USER_ID, session_id=session_id, new_message=message,
-                                                run_config=RunConfig(**run_kwargs)):
+                                                run_config=RunConfig(**run_kwargs), **extra_run):
                 events.append(event)
+
+        cancel_at: float | None = None
+        try:
+            cancel_at = await _abort_when_cancelled(asyncio.ensure_future(consume()), abort, ctx)
+        except _CancelWaitFailed:
+            raise
         except Exception as exc:  # the framework ended by raising: map the signal
             # a failed model request leaves no event, and a run that raised before any event reported nothing:
             # either way the counts are unknown, not 0
@@ -548,6 +606,8 @@ class GoogleADKAdapter(Adapter):
         finally:
             await self._close(runner, agent)
         counters = self._counters(events, probe, known=True)
+        if cancel_at is not None:
+            return self._cancelled(scenario, ctx, events, counters, cancel_at, session_id, common)
         pending = self._pending(events)
         extra: dict[str, Any] = {"events": len(events)}
         partial = [e for e in events if e.partial]
@@ -574,6 +634,32 @@ class GoogleADKAdapter(Adapter):
         signals = NativeSignals(ended="returned", final_text=_final_text(events), denied=denied,
                                 finish_reason=_finish_reason(events), extra=extra)
         return SegmentResult(signals=signals, counters=counters, **common)
+
+    def _cancelled(self, scenario: Scenario, ctx: RunContext, events: list[Any], counters: ReportedCounters,
+                   drained_s: float, session_id: str, common: dict[str, Any]) -> SegmentResult:
+        """The run after the abort signal was set and run_async ended: `cancelled`, with the events ADK yielded
+        (the sealing ones carry error_code INVOCATION_ABORTED) and, where the session outlives the process,
+        the session to continue."""
+        sealed = [e for e in events if e.error_code == ABORTED]
+        sealed_calls = [{"call_id": self._gid(fr.id), "tool": fr.name} for e in sealed
+                        for fr in e.get_function_responses()]
+        extra: dict[str, Any] = {"events": len(events), "abort_events": len(sealed), "sealed_calls": sealed_calls,
+                                 "after_abort_s": round(drained_s, 3)}
+        partial = [e for e in events if e.partial]
+        if partial:
+            extra["partial_events"] = len(partial)
+        signals = NativeSignals(ended="cancelled", terminal_reason=ABORTED if sealed else None,
+                                final_text=_final_text([e for e in events if e.error_code != ABORTED]), extra=extra)
+        snapshot, unsupported = None, []
+        if not self.keeps_sessions and scenario.cancel is not None and scenario.cancel.resume:
+            unsupported.append("resume_after_cancel")  # the session died with the process: nothing to continue
+        if self.keeps_sessions:
+            ctx.snapshot_dir.mkdir(parents=True, exist_ok=True)
+            meta = {"kind": "cancel", "session_id": session_id, "sealed_calls": len(sealed_calls)}
+            (ctx.snapshot_dir / CANCEL_FILE).write_text(json.dumps(meta, indent=1))
+            snapshot = str(ctx.snapshot_dir)
+        return SegmentResult(signals=signals, counters=counters, snapshot=snapshot, unsupported=unsupported,
+                             **common)
 
     # ------------------------------------------------------------------ mapping
     def _pending(self, events: list[Any]) -> list[dict[str, Any]]:
@@ -640,6 +726,40 @@ class GoogleADKAdapter(Adapter):
             output_tokens_reported=total("candidates_token_count"),
             cumulative=False,
         )
+
+
+class _CancelWaitFailed(RuntimeError):
+    """Waiting for the harness's cancel broke: loopbench's fault, never mapped as the framework's."""
+
+
+async def _abort_when_cancelled(work: Any, abort: Any, ctx: RunContext) -> float | None:
+    """Await `work` (the task reading run_async); with an `abort` event, beside the harness's cancel: when the
+    caller cancels first, set the event (ADK's documented abort) and wait for run_async to end on it. The seconds
+    run_async took to end after the abort, or None when it ended first; its own exception propagates."""
+    import asyncio
+    import time
+
+    if abort is None:
+        await work
+        return None
+    waiter = asyncio.ensure_future(LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id).wait_cancel())
+    try:
+        await asyncio.wait({work, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if work.done() or not waiter.done():
+            await work
+            return None
+        if waiter.exception() is not None:
+            work.cancel()
+            raise _CancelWaitFailed("waiting for the harness's cancel failed") from waiter.exception()
+        if not waiter.result():
+            await work
+            return None
+        set_at = time.monotonic()
+        abort.set()
+        await work  # ADK ends run_async itself; nothing else is cancelled
+        return time.monotonic() - set_at
+    finally:
+        waiter.cancel()
 
 
 def _gemini(gemini: Any, model: str, base_url: str, api_key: str) -> Any:
@@ -738,7 +858,12 @@ class GoogleADKInMemory(GoogleADKAdapter):
         "approval_pause": "FunctionTool(require_confirmation=callable) -> adk_request_confirmation long-running "
                           "call ends the invocation; InMemorySessionService; resume = a "
                           "FunctionResponse(adk_request_confirmation, {'confirmed': ...}) to that service",
+        # not "unsupported: ...", which would leave the whole scenario not run: the cancel itself is measured, and
+        # the cancelled segment lists resume_after_cancel as unsupported (no snapshot, so no resume segment)
+        "resume_after_cancel": "none: the InMemorySessionService lives in the cancelled run's process; a caller "
+                               "in a new process has no session to continue (no snapshot, no resume segment)",
     }
+    keeps_sessions = False
 
     def _session_service(self, ctx: RunContext) -> tuple[Any, str]:
         from google.adk.sessions import InMemorySessionService

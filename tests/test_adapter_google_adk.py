@@ -380,3 +380,69 @@ def test_transfer_shares_the_counter_pauses_in_the_child_and_raises_its_tool_err
     failure = records[("subagent_tool_failure", "transfer")]
     assert failure.outcome == "failed" and failure.native.signals.exception_type == "ToolFailed"
     assert failure.counters.model_requests_by_agent == {"main": 1, "billing": 1}
+
+
+# ---- the caller's cancel: run_async's abort_signal; the session continued with the user's next message
+KEEPS_SESSIONS = tuple(v for v in VARIANTS if v != "in-memory")
+
+
+def _abandoned(r: RunRecord, tool: str) -> list[bool]:
+    return [e.caller_abandoned for e in r.ledger if e.kind == "call" and e.tool == tool]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_an_abort_during_a_tool_seals_its_call_and_ends_the_run(records, variant):
+    """The abort 0.5 s into the 5 s get_ticket: run_async ends without waiting for it (a wide margin under 5 s),
+    its call sealed with ADK's INVOCATION_ABORTED response (probes/google_adk/abort.py tool)."""
+    r = records[("cancel_during_tool", variant)]
+    seg = r.segments[0]
+    sig = seg.outcome_signals
+    assert (r.outcome, sig.ended, sig.terminal_reason) == ("cancelled", "cancelled", "INVOCATION_ABORTED")
+    assert seg.cancel_sent_s is not None and seg.elapsed_s < 4.5
+    assert sig.extra["sealed_calls"] == [{"call_id": "ticket_1", "tool": "get_ticket"}]
+    assert _abandoned(r, "get_ticket") == [True]
+    assert r.counters.model_requests_observed == r.counters.model_requests_reported == 1
+    assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
+    assert r.native.mechanisms["cancel"].startswith("Runner.run_async(..., abort_signal=asyncio.Event())")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_an_abort_during_a_model_request_reports_the_responses_before_it(records, variant):
+    """No call dangles: one content-less abort event; the request in flight left no event, so the reported count
+    and usage are the first response's, as the server served it (probes/google_adk/abort.py model)."""
+    r = records[("cancel_during_model", variant)]
+    sig = r.segments[0].outcome_signals
+    assert (r.outcome, sig.terminal_reason, sig.extra["abort_events"], sig.extra["sealed_calls"]) == (
+        "cancelled", "INVOCATION_ABORTED", 1, [])
+    assert r.segments[0].elapsed_s < 4.5
+    assert r.counters.model_requests_observed == 2 and r.counters.model_requests_reported == 1
+    first = r.requests[0]
+    assert (r.counters.input_tokens_reported, r.counters.output_tokens_reported) == (
+        first.input_tokens, first.output_tokens)
+
+
+@pytest.mark.parametrize("variant", KEEPS_SESSIONS)
+def test_the_session_continued_after_an_abort_holds_the_sealed_call_and_repeats_no_write(records, variant):
+    """A new run_async on the same SqliteSessionService session, in another process: the model's next request
+    carries the sealed lookup_policy call's response (the abort error, not a receipt: ADK does not replay the
+    call), so the scripted model looks the policy up again; the post is not repeated."""
+    r = records[("cancel_then_resume", variant)]
+    cancelled, resumed = r.segments
+    assert (cancelled.outcome_signals.ended, resumed.kind, resumed.outcome_signals.ended) == (
+        "cancelled", "resume", "returned")
+    assert cancelled.outcome_signals.extra["sealed_calls"] == [{"call_id": "policy_1", "tool": "lookup_policy"}]
+    after = [q for q in r.requests if q.t_s > r.requests[1].t_s]
+    assert after[0].served_turn == "lookup_again"
+    assert {t.call_id: t.status for t in after[0].tool_results}["policy_1"] == "none"
+    assert r.counters.tool_executions_by_tool == {"post_to_portal": 1, "lookup_policy": 2}
+    assert _abandoned(r, "lookup_policy") == [True, False] and r.counters.duplicate_effects == 0
+    assert (r.outcome, r.counters.resumes) == ("completed", 1)
+
+
+def test_the_in_memory_session_dies_with_the_cancelled_process(records):
+    """Nothing kept across processes: no snapshot, so no resume segment; the cell says resume_after_cancel is
+    unsupported rather than deviating."""
+    r = records[("cancel_then_resume", "in-memory")]
+    assert [s.kind for s in r.segments] == ["run"] and r.outcome == "cancelled"
+    assert "resume_after_cancel" in r.unsupported and r.verdict == "unsupported"
+    assert r.counters.tool_executions_by_tool["post_to_portal"] == 1

@@ -407,3 +407,55 @@ def test_scenarios_without_agents_get_no_sub_agent_machinery(records, variant):
     assert "subagents" not in r.native.settings and "usage_callback" not in r.native.signals.extra
     assert "delegate" not in r.native.mechanisms
     assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
+
+
+# ---- the caller's cancel: the asyncio task driving astream is cancelled; the thread continues from its checkpoint
+def _abandoned(r: RunRecord, tool: str) -> list[bool]:
+    return [e.caller_abandoned for e in r.ledger if e.kind == "call" and e.tool == tool]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_cancel_during_a_tool_cancels_the_task_and_abandons_the_call(records, variant):
+    """The 5 s get_ticket is cancelled 0.5 s in: the run stops without waiting for it (a wide margin under 5 s),
+    the ledger sees its caller go, and the reported counts are the one response finished before the cancel."""
+    r = records[("cancel_during_tool", variant)]
+    seg = r.segments[0]
+    assert (r.outcome, seg.outcome_signals.ended, seg.outcome_signals.exception_type) == (
+        "cancelled", "cancelled", "CancelledError")
+    assert seg.cancel_sent_s is not None and seg.elapsed_s < 4.5
+    assert _abandoned(r, "get_ticket") == [True]
+    assert seg.outcome_signals.extra["in_flight"] == ["tools"] and seg.outcome_signals.extra["next"] == ["tools"]
+    assert r.counters.model_requests_observed == r.counters.model_requests_reported == 1
+    assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
+    assert r.native.mechanisms["cancel"].startswith("cancel the asyncio task driving graph.astream")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_cancel_during_a_model_request_keeps_the_usage_of_the_responses_before_it(records, variant):
+    """The second request (5 s) is in flight at the cancel: no message comes of it, so the reported count is the
+    first response, with that response's usage as the server served it."""
+    r = records[("cancel_during_model", variant)]
+    seg = r.segments[0]
+    assert (r.outcome, seg.outcome_signals.ended) == ("cancelled", "cancelled") and seg.elapsed_s < 4.5
+    assert seg.outcome_signals.extra["in_flight"] == ["model"] and seg.outcome_signals.extra["next"] == ["model"]
+    assert r.counters.model_requests_observed == 2 and r.counters.model_requests_reported == 1
+    first = r.requests[0]
+    assert (r.counters.input_tokens_reported, r.counters.output_tokens_reported) == (
+        first.input_tokens, first.output_tokens)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_resume_after_a_cancel_reruns_the_interrupted_tools_superstep(records, variant):
+    """astream(None, config) on the thread in a new process: the `tools` superstep the cancel interrupted runs
+    again (the abandoned lookup a second time); the post, checkpointed a superstep earlier, is not repeated
+    (probes/langgraph/cancel_resume.py)."""
+    r = records[("cancel_then_resume", variant)]
+    cancelled, resumed = r.segments
+    assert (cancelled.outcome_signals.ended, resumed.kind, resumed.outcome_signals.ended) == (
+        "cancelled", "resume", "returned")
+    assert resumed.outcome_signals.extra["first_step_tasks"] == ["tools"]
+    assert r.counters.tool_executions_by_tool == {"post_to_portal": 1, "lookup_policy": 2}
+    assert _abandoned(r, "lookup_policy") == [True, False] and r.counters.duplicate_effects == 0
+    assert (r.outcome, r.counters.resumes) == ("completed", 1)
+    # per segment: the resume reports its own response only (the checkpoint's earlier ones are excluded)
+    assert [s.counters.model_requests_reported for s in r.segments] == [2, 1]

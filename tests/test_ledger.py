@@ -216,6 +216,23 @@ def test_call_status_is_the_ground_truth_of_the_latest_finished_execution(make_s
     assert led.call_status("other-run", "p1") is None
 
 
+def test_call_status_skips_an_execution_whose_caller_went_away(make_scenario):
+    """A cancelled or timed-out caller never got the ledger's answer: the model saw what the framework wrote in
+    its place, so the server reads that, whether or not the ledger has finished the call since."""
+    from loopbench.harness.ledger.store import Ledger
+
+    sc = make_scenario([{"id": "t", "text": "x"}], tools={"lookup_policy": {"behavior": [{"result": "ok"}]}})
+    led = Ledger()
+    led.register_run("r", sc)
+    entry, step = led.begin("r", "lookup_policy", {"topic": "x"}, "p1")
+    led.mark_abandoned("r", entry.id)
+    led.finish("r", entry, step)
+    assert led.call_status("r", "p1") is None
+    entry, step = led.begin("r", "lookup_policy", {"topic": "x"}, "p1")  # the framework runs it again
+    led.finish("r", entry, step)
+    assert led.call_status("r", "p1") == "receipt"
+
+
 def test_decide_answers_the_scenarios_decision_and_records_an_approval_request(make_scenario):
     from loopbench.harness.ledger.store import Ledger
 

@@ -155,13 +155,16 @@ class Ledger:
     # ---- ground truth for the model server
     def call_status(self, run_id: str, call_id: str) -> str | None:
         """How the latest finished execution of a scripted call ended: "receipt", "error" (an error or a
-        timeout), or None when the ledger never ran it to its end (not run, denied, still running, unknown run)."""
+        timeout), or None when the ledger never ran it to its end (not run, denied, still running, unknown run).
+        An execution whose caller went away (a cancel, a framework's timeout) is skipped: its result never reached
+        the framework, so the model saw only what the framework wrote in its place (its markers decide), whether or
+        not the ledger had finished the call by the time of the next request."""
         with self._lock:
             st = self._runs.get(run_id)
             if st is None:
                 return None
             for e in reversed(st.entries):
-                if e.kind == "call" and e.call_id == call_id and e.ended_s is not None:
+                if e.kind == "call" and e.call_id == call_id and e.ended_s is not None and not e.caller_abandoned:
                     return "receipt" if e.outcome == "result" else "error"
         return None
 
