@@ -78,6 +78,21 @@ reads `result.context_wrapper.usage` once the stream ends, and the turn counter 
 default's (the SDK attaches it to its own exceptions when the stream ends; an `APIError` gets none: null). Measured on
 the whole suite: every cell, count and token total the same as the default's (report "Streamed vs not": 0 of 27).
 
+The caller's cancel (scenario `cancel`; adapters/caller_cancel.py waits for the harness's word beside the run):
+the SDK has no cancel API for a non-streamed run, so `Runner.run` runs as an asyncio task and the caller cancels the
+task (default, handled-max-turns, chat-completions); the tool in flight is cancelled with it
+(run_internal/tool_execution.py `_await_invoke_task`). The run ends in `CancelledError` with no `RunResult`: no usage
+(null, not 0), no `to_input_list()`, no `to_state()`, and the quick start keeps no session, so nothing is kept and
+cancel_then_resume is not resumed (the runner gets no snapshot). The `stream` variant uses
+`RunResultStreaming.cancel()` in its default mode, "immediate" (result.py:941; the scenario asks a prompt stop;
+"after_turn" waits for the turn's tools), and reads `stream_events()` on to its end as the docstring asks; its
+counters are `context_wrapper.usage` (every response that completed, the one whose tool was in flight included) and
+`to_input_list()` is kept when the run has items of its own: the resume is `Runner.run_streamed(agent, kept)` with no
+new message, a fresh Usage. That list drops the turn in flight, the lookup's `function_call` item included, though
+its response had arrived (openai-agents-python #1895's lost history; its usage is not lost): the continued run asks
+the model for that turn again and runs the lookup again, the finished post is not repeated
+(probes/openai/cancel_kept.py).
+
 Model errors: the SDK's defaults leave retries to the openai client (no `ModelSettings.retry`): max_retries=2
 with its own backoff (0.5 s doubling, jittered) on 429 and 5xx; OpenAI sends no retry hint (provider_errors.py)
 and an `x-should-retry: false` is obeyed (model_fatal_error: 1 request). Those retries happen inside one model

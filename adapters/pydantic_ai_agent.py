@@ -137,7 +137,20 @@ child's own limit would raise: probes/pydantic_ai/delegation.py shows 1 + 50 wit
 `result.usage`, summed over those that returned, is in `extra["usage_children"]` (a child run that raised takes its
 usage with it).
 
-Signal mapping (no scenario knowledge): a `DeferredToolRequests` output -> paused; `UsageLimitExceeded` -> limit
+The caller's cancel (scenario `cancel`; adapters/caller_cancel.py waits for the harness's word beside the run), the
+documented first-party cancel (INPUT-AND-HISTORY.md "to cancel a whole run"; run.py `AgentRun.cancel`): the agent.run
+idioms pass `cancellation_token=CancellationToken()` and call `token.cancel()`; `iter` calls `run.cancel()` on its
+handle, `stream-events` `events.cancel()` on its. The in-flight model request is torn down and in-flight tool tasks
+are cancelled and drained (the ledger sees the caller go), and the run raises `RunCancelled` -> ended="cancelled",
+counters from `RunCancelled.usage` (the responses committed before the cancel). `RunCancelled.all_messages()` is kept
+in the snapshot with a `cancelled.json` marker (usage, conversation id): the resume is `agent.run(message_history=...)`
+with no new prompt (exceptions.py `RunCancelled`), and pydantic-ai closes a call that never returned with its
+synthesized return ("The tool call was interrupted before a result was produced.", outcome 'interrupted'); the
+`conversation` variant resumes with `conversation=Conversation(messages, usage, conversation_id)`, so its usage
+carries over as at a pause. An external `Task.cancel()` would raise `CancelledError` instead: not the documented way.
+
+Signal mapping (no scenario knowledge): a `DeferredToolRequests` output -> paused; `RunCancelled` (not
+`RunTimedOut`) -> cancelled; `UsageLimitExceeded` -> limit
 (raised); `RunTimedOut` -> limit="deadline" (raised); kit's `ToolDenied` in the chain -> denied;
 `UnexpectedModelBehavior` raised from a `ModelRetry` (retries exhausted) or the tool's own exception (kit's
 `ToolFailed`, raise-fatal) in the chain -> failure="tool"; `ModelAPIError`
