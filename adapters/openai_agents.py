@@ -76,7 +76,8 @@ reads `result.context_wrapper.usage` once the stream ends, and the turn counter 
 `RunResultStreaming`). The run's exceptions (`MaxTurnsExceeded`, `ToolInputGuardrailTripwireTriggered`, an
 `APIError`) are raised out of `stream_events()` and mapped as the default's, counters from `exc.run_data` as the
 default's (the SDK attaches it to its own exceptions when the stream ends; an `APIError` gets none: null). Measured on
-the whole suite: every cell, count and token total the same as the default's (report "Streamed vs not": 0 of 27).
+the whole suite: every cell, count and token total the same as the default's (report "Streamed vs not": 0 of 27)
+but the caller's cancels, where the stream has a cancel API of its own (below).
 
 The caller's cancel (scenario `cancel`; adapters/caller_cancel.py waits for the harness's word beside the run):
 the SDK has no cancel API for a non-streamed run, so `Runner.run` runs as an asyncio task and the caller cancels the
