@@ -76,7 +76,23 @@ reads `result.context_wrapper.usage` once the stream ends, and the turn counter 
 `RunResultStreaming`). The run's exceptions (`MaxTurnsExceeded`, `ToolInputGuardrailTripwireTriggered`, an
 `APIError`) are raised out of `stream_events()` and mapped as the default's, counters from `exc.run_data` as the
 default's (the SDK attaches it to its own exceptions when the stream ends; an `APIError` gets none: null). Measured on
-the whole suite: every cell, count and token total the same as the default's (report "Streamed vs not": 0 of 27).
+the whole suite: every cell, count and token total the same as the default's (report "Streamed vs not": 0 of 27)
+but the caller's cancels, where the stream has a cancel API of its own (below).
+
+The caller's cancel (scenario `cancel`; adapters/caller_cancel.py waits for the harness's word beside the run):
+the SDK has no cancel API for a non-streamed run, so `Runner.run` runs as an asyncio task and the caller cancels the
+task (default, handled-max-turns, chat-completions); the tool in flight is cancelled with it
+(run_internal/tool_execution.py `_await_invoke_task`). The run ends in `CancelledError` with no `RunResult`: no usage
+(null, not 0), no `to_input_list()`, no `to_state()`, and the quick start keeps no session, so nothing is kept and
+cancel_then_resume is not resumed (the runner gets no snapshot). The `stream` variant uses
+`RunResultStreaming.cancel()` in its default mode, "immediate" (result.py:941; the scenario asks a prompt stop;
+"after_turn" waits for the turn's tools), and reads `stream_events()` on to its end as the docstring asks; its
+counters are `context_wrapper.usage` (every response that completed, the one whose tool was in flight included) and
+`to_input_list()` is kept when the run has items of its own: the resume is `Runner.run_streamed(agent, kept)` with no
+new message, a fresh Usage. That list drops the turn in flight, the lookup's `function_call` item included, though
+its response had arrived (openai-agents-python #1895's lost history; its usage is not lost): the continued run asks
+the model for that turn again and runs the lookup again, the finished post is not repeated
+(probes/openai/cancel_kept.py).
 
 Model errors: the SDK's defaults leave retries to the openai client (no `ModelSettings.retry`): max_retries=2
 with its own backoff (0.5 s doubling, jittered) on 429 and 5xx; OpenAI sends no retry hint (provider_errors.py)
@@ -105,6 +121,7 @@ import weakref
 from pathlib import Path
 from typing import Any, ClassVar
 
+from loopbench.adapters.caller_cancel import CallerCancel
 from loopbench.adapters.kit import ToolFailed, in_chain
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
@@ -115,6 +132,7 @@ from loopbench.harness.scenario import Scenario
 from loopbench.harness.scenario.model import MAIN_AGENT
 
 STATE_FILE = "run_state.json"
+KEPT_INPUT_FILE = "kept_input.json"  # a cancelled streamed run's to_input_list(): what a resume continues from
 PENDING_FILE = "pending.json"
 HANDLED_ANSWER = "Stopped: the turn limit was reached."
 # what a @function_tool gives the model on an exception, for a hand-built FunctionTool (module docstring)
@@ -165,8 +183,12 @@ class OpenAIAgentsAdapter(Adapter):
     )
     # intent -> the native mechanism this adapter uses for it (a segment's `mechanisms` keeps the ones in use)
     mechanism_table: ClassVar[dict[Intent, str]] = {
-        "cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
-        "resume_after_cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
+        "cancel": "asyncio task cancel: Runner.run(...) awaited as a task, task.cancel() when the caller cancels "
+                  "(the SDK has no cancel API for a non-streamed run; an in-flight tool's invoke task is cancelled "
+                  "with it: run_internal/tool_execution.py _await_invoke_task) -> CancelledError, no RunResult",
+        "resume_after_cancel": "nothing to continue from: the cancelled Runner.run returns no RunResult "
+                               "(no to_input_list(), no to_state()) and the quick start keeps no session; the "
+                               "task is not resumed",
         "delegate": "Agent(instructions=..., tools=...).as_tool(tool_name=<child id>, tool_description=...) "
                     "(agents as tools: a nested Runner.run with as_tool's default max_turns (10) and "
                     "failure_error_function; the parent's Usage is shared)",
@@ -282,6 +304,8 @@ class OpenAIAgentsAdapter(Adapter):
         from agents import RunState
 
         agent = self._agent(scenario, ctx)
+        if (snapshot / KEPT_INPUT_FILE).exists():  # what a cancelled run kept (not an approval pause)
+            return await self._drive(scenario, ctx, agent, json.loads((snapshot / KEPT_INPUT_FILE).read_text()))
         state = await RunState.from_string(agent, (snapshot / STATE_FILE).read_text())
         for item in state.get_interruptions():
             decision = decisions.get(neutral_id(getattr(item.raw_item, "call_id", None)) or "")
@@ -291,11 +315,14 @@ class OpenAIAgentsAdapter(Adapter):
                 state.reject(item)
         return await self._drive(scenario, ctx, agent, state)
 
-    async def _execute(self, agent: Any, start: Any, kwargs: dict[str, Any]) -> Any:
-        """The finished run (`RunResult`): `Runner.run`; raises what the run raised."""
+    async def _execute(self, agent: Any, start: Any, kwargs: dict[str, Any], cancel: CallerCancel) -> Any:
+        """The finished run (`RunResult`): `Runner.run`; raises what the run raised. Run as a task so the caller's
+        cancel can cancel it (the SDK's only way for a non-streamed run): then `CancelledError`."""
         from agents import Runner
 
-        return await Runner.run(agent, start, **kwargs)
+        task = asyncio.ensure_future(Runner.run(agent, start, **kwargs))
+        cancel.arm(task.cancel)
+        return await task
 
     async def _drive(self, scenario: Scenario, ctx: RunContext, agent: Any, start: Any) -> SegmentResult:
         handled: list[bool] = []
@@ -317,10 +344,23 @@ class OpenAIAgentsAdapter(Adapter):
             }
         common: dict[str, Any] = dict(settings=settings, limits=limits)
         try:
-            result = await self._execute(agent, start, kwargs)
+            async with CallerCancel(ctx, scenario.cancel is not None) as cancel:
+                result = await self._execute(agent, start, kwargs, cancel)
+        except asyncio.CancelledError as exc:
+            current = asyncio.current_task()
+            if not cancel.told or (current is not None and current.cancelling()):
+                raise  # not the caller's cancel of the run's task (the worker's own teardown)
+            # the run's task was cancelled: Runner.run returned nothing, so no usage and nothing to continue from
+            signals = NativeSignals(ended="cancelled", exception_type=type(exc).__name__,
+                                    exception_message=str(exc)[:500] or None)
+            return SegmentResult(signals=signals, counters=ReportedCounters(runtime_step_unit="turn"), **common)
         except Exception as exc:  # the framework ended by raising: map the signal
             return SegmentResult(signals=self._raised(exc), counters=self._raised_counters(exc), **common)
         counters = self._counters(result)
+        if isinstance(start, list):  # continued from a cancelled run's to_input_list(): a fresh Usage
+            counters = counters.model_copy(update={"cumulative": False})
+        if cancel.told and result.final_output is None and not result.interruptions:
+            return self._cancelled_stream(result, counters, ctx, common)
         if result.interruptions:
             pending = [
                 PendingCall(call_id=neutral_id(getattr(i.raw_item, "call_id", None)), tool=i.tool_name or "",
@@ -339,6 +379,21 @@ class OpenAIAgentsAdapter(Adapter):
             extra={"error_handler_fired": "max_turns"} if handled else {},
         )
         return SegmentResult(signals=signals, counters=counters, **common)
+
+    @staticmethod
+    def _cancelled_stream(result: Any, counters: ReportedCounters, ctx: RunContext, common: dict[str, Any]
+                          ) -> SegmentResult:
+        """A streamed run that stopped on `RunResultStreaming.cancel()`: the usage of the responses it completed
+        (the one in flight is not in it: run_internal/run_loop.py adds usage per finished response), and
+        `to_input_list()` (the SDK's way to continue a conversation by hand: result.py `to_input_list`) when the
+        run kept items of its own."""
+        signals = NativeSignals(ended="cancelled", exception_type=None, terminal_reason="RunResultStreaming.cancel()",
+                                extra={"new_items": len(result.new_items), "is_complete": result.is_complete})
+        if not result.new_items:  # nothing of the run's own kept: a resume would start the task over
+            return SegmentResult(signals=signals, counters=counters, **common)
+        ctx.snapshot_dir.mkdir(parents=True, exist_ok=True)
+        (ctx.snapshot_dir / KEPT_INPUT_FILE).write_text(json.dumps(result.to_input_list(), default=str))
+        return SegmentResult(signals=signals, counters=counters, snapshot=str(ctx.snapshot_dir), **common)
 
     @staticmethod
     def _raised(exc: Exception) -> NativeSignals:
@@ -425,14 +480,23 @@ class OpenAIAgentsStream(OpenAIAgentsAdapter):
         "approval_pause": "FunctionTool(needs_approval=callable) -> result.interruptions once stream_events() ends; "
                           "RunState.to_string() saved, RunState.from_string() + approve() and "
                           "Runner.run_streamed(agent, state) read to the end on resume",
+        "cancel": "RunResultStreaming.cancel() (mode 'immediate', the default: result.py:941 'Stop immediately, "
+                  "cancel all tasks'), stream_events() read on to its end as its docstring asks",
+        "resume_after_cancel": "Runner.run_streamed(agent, result.to_input_list()) read to the end, no new message "
+                               "(result.py to_input_list: the SDK's way to continue a conversation by hand); the "
+                               "cancelled run's usage is not carried",
     }
 
-    async def _execute(self, agent: Any, start: Any, kwargs: dict[str, Any]) -> Any:
+    async def _execute(self, agent: Any, start: Any, kwargs: dict[str, Any], cancel: CallerCancel) -> Any:
         """`Runner.run_streamed` read to the end: the run's exceptions are raised out of `stream_events()`;
-        the finished `RunResultStreaming` holds the usage, the turn counter and the interruptions."""
+        the finished `RunResultStreaming` holds the usage, the turn counter and the interruptions. The caller's
+        cancel is `result.cancel()` in its default mode, "immediate" (result.py `RunResultStreaming.cancel`: "Stop
+        immediately, cancel all tasks"; the scenario's intent is a prompt stop), and stream_events() is read on to
+        its end as the docstring asks ("continue consuming stream_events()")."""
         from agents import Runner
 
         result = Runner.run_streamed(agent, start, **kwargs)
+        cancel.arm(result.cancel)
         async for _event in result.stream_events():
             pass
         return result

@@ -137,7 +137,20 @@ child's own limit would raise: probes/pydantic_ai/delegation.py shows 1 + 50 wit
 `result.usage`, summed over those that returned, is in `extra["usage_children"]` (a child run that raised takes its
 usage with it).
 
-Signal mapping (no scenario knowledge): a `DeferredToolRequests` output -> paused; `UsageLimitExceeded` -> limit
+The caller's cancel (scenario `cancel`; adapters/caller_cancel.py waits for the harness's word beside the run), the
+documented first-party cancel (INPUT-AND-HISTORY.md "to cancel a whole run"; run.py `AgentRun.cancel`): the agent.run
+idioms pass `cancellation_token=CancellationToken()` and call `token.cancel()`; `iter` calls `run.cancel()` on its
+handle, `stream-events` `events.cancel()` on its. The in-flight model request is torn down and in-flight tool tasks
+are cancelled and drained (the ledger sees the caller go), and the run raises `RunCancelled` -> ended="cancelled",
+counters from `RunCancelled.usage` (the responses committed before the cancel). `RunCancelled.all_messages()` is kept
+in the snapshot with a `cancelled.json` marker (usage, conversation id): the resume is `agent.run(message_history=...)`
+with no new prompt (exceptions.py `RunCancelled`), and pydantic-ai closes a call that never returned with its
+synthesized return ("The tool call was interrupted before a result was produced.", outcome 'interrupted'); the
+`conversation` variant resumes with `conversation=Conversation(messages, usage, conversation_id)`, so its usage
+carries over as at a pause. An external `Task.cancel()` would raise `CancelledError` instead: not the documented way.
+
+Signal mapping (no scenario knowledge): a `DeferredToolRequests` output -> paused; `RunCancelled` (not
+`RunTimedOut`) -> cancelled; `UsageLimitExceeded` -> limit
 (raised); `RunTimedOut` -> limit="deadline" (raised); kit's `ToolDenied` in the chain -> denied;
 `UnexpectedModelBehavior` raised from a `ModelRetry` (retries exhausted) or the tool's own exception (kit's
 `ToolFailed`, raise-fatal) in the chain -> failure="tool"; `ModelAPIError`
@@ -168,6 +181,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
 
+from loopbench.adapters.caller_cancel import CallerCancel
 from loopbench.adapters.kit import ToolDenied, in_chain
 from loopbench.adapters.kit import ToolFailed as RaisedToolError
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
@@ -187,6 +201,7 @@ from loopbench.harness.scenario.model import MAIN_AGENT
 HISTORY_FILE = "messages.json"
 CONVERSATION_FILE = "conversation.json"
 PENDING_FILE = "pending.json"
+CANCELLED_FILE = "cancelled.json"  # marks a snapshot as what a cancelled run kept (not an approval pause)
 STEP_UNIT = "request"
 NATIVE_LIMITS = {"max_model_calls": "request_limit", "max_total_tokens": "total_tokens_limit",
                  "max_cost_usd": "cost_limit"}
@@ -284,8 +299,13 @@ class PydanticAIAdapter(Adapter):
                "raises it as an ordinary exception instead, which ends the run"),
     )
     mechanism_table: ClassVar[dict[Intent, str]] = {
-        "cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
-        "resume_after_cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
+        "cancel": "agent.run(cancellation_token=CancellationToken()) and token.cancel() (_cancel.py "
+                  "CancellationToken; run.py AgentRun.cancel: in-flight model request torn down, in-flight tool "
+                  "tasks cancelled and drained) -> RunCancelled(messages, usage) (exceptions.py)",
+        "resume_after_cancel": "agent.run(message_history=RunCancelled.all_messages()) with no new prompt "
+                               "(exceptions.py RunCancelled: 'pass it as message_history to a new run (with a new "
+                               "user prompt or not)'; calls that never returned get synthesized 'interrupted' "
+                               "returns); a fresh RunUsage",
         "delegate": "agent delegation (multi-agent-applications.md): the parent's tool named after the child "
                     "(task: str) runs `await child.run(task, usage=ctx.usage)` on a child Agent(model, "
                     "instructions=..., tools=...) and returns result.output; the child's usage is added to the "
@@ -530,9 +550,41 @@ class PydanticAIAdapter(Adapter):
                      ) -> SegmentResult:
         tree: dict[str, Any] = {"resumed_from": snapshot.name}
         agent, settings = self._agent(scenario, ctx, tree)
-        pending = json.loads((snapshot / PENDING_FILE).read_text())
-        start = self._resume_input(snapshot, {p["raw_id"]: decisions.get(p["call_id"] or "") for p in pending})
+        if (snapshot / CANCELLED_FILE).exists():  # what a cancelled run kept (not an approval pause)
+            start = self._resume_after_cancel(snapshot)
+        else:
+            pending = json.loads((snapshot / PENDING_FILE).read_text())
+            start = self._resume_input(snapshot, {p["raw_id"]: decisions.get(p["call_id"] or "") for p in pending})
         return await self._drive(scenario, ctx, agent, settings, start, tree)
+
+    def _save_cancelled(self, exc: Any, snapshot: Path) -> None:
+        """What a cancelled run kept: `RunCancelled.all_messages()` ("a complete snapshot that can be passed to a
+        new run as `message_history` to resume": run.py `AgentRun.cancel`), and its usage and conversation id (the
+        conversation variant carries them)."""
+        from pydantic import TypeAdapter
+        from pydantic_ai.usage import RunUsage
+
+        (snapshot / HISTORY_FILE).write_bytes(exc.all_messages_json())
+        (snapshot / CANCELLED_FILE).write_text(json.dumps({
+            "exception_type": type(exc).__name__, "conversation_id": exc.conversation_id,
+            "usage": TypeAdapter(RunUsage).dump_python(exc.usage, mode="json")}))
+
+    def _resume_after_cancel(self, snapshot: Path) -> dict[str, Any]:
+        """The docs' resume after a cancel (exceptions.py `RunCancelled`: "pass it as `message_history` to a new
+        run (with a new user prompt or not)"): the kept history and no new prompt; calls that never returned are
+        closed with synthesized `outcome='interrupted'` returns before the history is sent."""
+        from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+        return {"message_history": ModelMessagesTypeAdapter.validate_json((snapshot / HISTORY_FILE).read_bytes())}
+
+    def _arm_cancel(self, kwargs: dict[str, Any], cancel: CallerCancel) -> None:
+        """`cancellation_token=CancellationToken()`, fired with `token.cancel()` when the caller cancels
+        (_cancel.py `CancellationToken`; agent/__init__.py `run(cancellation_token=)`)."""
+        from pydantic_ai import CancellationToken
+
+        token = CancellationToken()
+        kwargs["cancellation_token"] = token
+        cancel.arm(token.cancel)
 
     def _resume_input(self, snapshot: Path, decisions: dict[str, str | None]) -> dict[str, Any]:
         """The run arguments that continue the pause: the saved history and the human's decisions."""
@@ -550,10 +602,11 @@ class PydanticAIAdapter(Adapter):
 
     cumulative: ClassVar[bool] = False  # a resume starts a fresh RunUsage (message_history carries no usage)
 
-    async def _execute(self, agent: Any, start: dict[str, Any], kwargs: dict[str, Any], box: list[Any]
-                       ) -> tuple[Any, Any]:
+    async def _execute(self, agent: Any, start: dict[str, Any], kwargs: dict[str, Any], box: list[Any],
+                       cancel: CallerCancel) -> tuple[Any, Any]:
         """(result, usage after the run) — `agent.run`; raises what the run raised (`box` gets the run's usage
-        where the idiom can still read it after a raise)."""
+        where the idiom can still read it after a raise; `cancel` is armed by `_arm_cancel`, or here by an idiom
+        whose handle cancels the run)."""
         result = await agent.run(**start, **kwargs)
         return result, _usage(result)
 
@@ -572,11 +625,19 @@ class PydanticAIAdapter(Adapter):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                result, usage = await self._execute(agent, start, kwargs, usage_box)
+                async with CallerCancel(ctx, scenario.cancel is not None) as cancel:
+                    if scenario.cancel is not None:
+                        self._arm_cancel(kwargs, cancel)
+                    result, usage = await self._execute(agent, start, kwargs, usage_box, cancel)
             except Exception as exc:  # the framework ended by raising: map the signal
                 notes = _warning_notes(caught)
                 usage = usage_box[0] if usage_box else _usage_carried(exc)
                 signals, counters = self._raised(exc, extra), self._counters(usage)
+                if signals.ended == "cancelled" and _usage_carried(exc) is not None:  # keep what the run kept
+                    ctx.snapshot_dir.mkdir(parents=True, exist_ok=True)
+                    self._save_cancelled(exc, ctx.snapshot_dir)
+                    return SegmentResult(signals=signals, counters=counters, notes=notes,
+                                         snapshot=str(ctx.snapshot_dir), **common)
                 if signals.failure == "model":  # raised in a model call: the failed request and the client's
                     # retries are in no RunUsage (it counts committed responses): unknown, not the count so far
                     counters = counters.model_copy(update={"model_requests_reported": None, "runtime_steps": None,
@@ -611,6 +672,7 @@ class PydanticAIAdapter(Adapter):
         from pydantic_ai.exceptions import (
             ModelAPIError,
             ModelRetry,
+            RunCancelled,
             RunTimedOut,
             UnexpectedModelBehavior,
             UsageLimitExceeded,
@@ -624,6 +686,8 @@ class PydanticAIAdapter(Adapter):
             return NativeSignals(**base, limit=kind, limit_signal="raised")
         if isinstance(exc, RunTimedOut):
             return NativeSignals(**base, limit="deadline", limit_signal="raised")
+        if isinstance(exc, RunCancelled):  # the application's own cancel (only the caller's cancel fires one)
+            return NativeSignals(**{**base, "ended": "cancelled"})
         if in_chain(exc, ToolDenied):
             return NativeSignals(**base, denied=True)
         if in_chain(exc, RaisedToolError):  # the tool's own error, raised out of the run (raise-fatal)
@@ -700,11 +764,21 @@ def _warning_notes(caught: list[warnings.WarningMessage]) -> list[str]:
 class PydanticAIIter(PydanticAIAdapter):
     variant = "iter"
     about = "async with agent.iter(...) as run: async for node in run (the graph-node idiom); same translation"
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **PydanticAIAdapter.mechanism_table,
+        "cancel": "run.cancel() on the agent.iter() handle (run.py AgentRun.cancel: in-flight model request torn "
+                  "down, in-flight tool tasks cancelled and drained) -> RunCancelled(messages, usage) at the "
+                  "context's exit",
+    }
 
-    async def _execute(self, agent: Any, start: dict[str, Any], kwargs: dict[str, Any], box: list[Any]
-                       ) -> tuple[Any, Any]:
+    def _arm_cancel(self, kwargs: dict[str, Any], cancel: CallerCancel) -> None:
+        """The handle cancels the run (armed in `_execute`): no token."""
+
+    async def _execute(self, agent: Any, start: dict[str, Any], kwargs: dict[str, Any], box: list[Any],
+                       cancel: CallerCancel) -> tuple[Any, Any]:
         async with agent.iter(**start, **kwargs) as run:
             box.append(_usage(run))  # the run's live RunUsage: still readable after a raise
+            cancel.arm(run.cancel)  # the iter handle's own cancel (run.py `AgentRun.cancel`)
             async for _node in run:
                 pass
         assert run.result is not None
@@ -721,7 +795,26 @@ class PydanticAIConversation(PydanticAIAdapter):
         "approval_pause": "Tool(requires_approval=True), output_type=[str, DeferredToolRequests]; result.conversation "
                           "(ConversationTypeAdapter) saved; resume agent.run(conversation=..., deferred_tool_results="
                           "conversation.deferred_tool_requests.build_results(approvals=...))",
+        "resume_after_cancel": "agent.run(conversation=Conversation(messages=RunCancelled.all_messages(), "
+                               "usage=RunCancelled.usage, conversation_id=RunCancelled.conversation_id)) with no new "
+                               "prompt: the cancelled run's usage carries over (conversation.py Conversation: "
+                               "message_history alone drops the running usage)",
     }
+
+    def _resume_after_cancel(self, snapshot: Path) -> dict[str, Any]:
+        """The conversation whole: the kept messages with the cancelled run's usage and conversation id, so the
+        usage and its limits count the whole task as this variant's pause does."""
+        from pydantic import TypeAdapter
+        from pydantic_ai.conversation import Conversation
+        from pydantic_ai.messages import ModelMessagesTypeAdapter
+        from pydantic_ai.usage import RunUsage
+
+        kept = json.loads((snapshot / CANCELLED_FILE).read_text())
+        messages = ModelMessagesTypeAdapter.validate_json((snapshot / HISTORY_FILE).read_bytes())
+        conversation = Conversation(messages=messages, usage=TypeAdapter(RunUsage).validate_python(kept["usage"]))
+        if kept["conversation_id"]:
+            conversation.conversation_id = kept["conversation_id"]
+        return {"conversation": conversation}
 
     def _save_pause(self, result: Any, snapshot: Path) -> None:
         from pydantic_ai.conversation import ConversationTypeAdapter
@@ -783,15 +876,24 @@ class PydanticAIStreamEvents(PydanticAIAdapter):
                           "AgentRunResultEvent's result is the DeferredToolRequests; the message history "
                           "(ModelMessagesTypeAdapter) saved; resume agent.run_stream_events(message_history=..., "
                           "deferred_tool_results=DeferredToolResults(approvals={id: True})) read to the end",
+        "cancel": "events.cancel() on the agent.run_stream_events() handle (agent/abstract.py AgentRunEvents.cancel: "
+                  "'Request cancellation of the whole run') -> RunCancelled(messages, usage) out of the iteration",
+        "resume_after_cancel": "agent.run_stream_events(message_history=RunCancelled.all_messages()) with no new "
+                               "prompt, read to the end (exceptions.py RunCancelled: 'pass it as message_history to "
+                               "a new run')",
     }
 
-    async def _execute(self, agent: Any, start: dict[str, Any], kwargs: dict[str, Any], box: list[Any]
-                       ) -> tuple[Any, Any]:
+    def _arm_cancel(self, kwargs: dict[str, Any], cancel: CallerCancel) -> None:
+        """The handle cancels the run (armed in `_execute`): no token."""
+
+    async def _execute(self, agent: Any, start: dict[str, Any], kwargs: dict[str, Any], box: list[Any],
+                       cancel: CallerCancel) -> tuple[Any, Any]:
         from pydantic_ai import AgentRunResultEvent
         from pydantic_ai.exceptions import UserError
 
         result = None
         async with agent.run_stream_events(**start, **kwargs) as events:
+            cancel.arm(events.cancel)  # the handle's own cancel (agent/abstract.py `AgentRunEvents.cancel`)
             try:
                 async for event in events:
                     if isinstance(event, AgentRunResultEvent):

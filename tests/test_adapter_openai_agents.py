@@ -175,9 +175,11 @@ def test_run_streamed_sends_the_default_requests_with_stream_true(records, scena
 
 
 def test_the_streamed_run_reports_what_the_server_served(records):
-    """Usage comes from each stream's response.completed event: the same counts as Runner.run, on every scenario."""
+    """Usage comes from each stream's response.completed event: the same counts as Runner.run, on every scenario
+    but the caller's cancels, where the two idioms stop differently (a cancelled Runner.run task returns nothing:
+    the cancel tests below)."""
     for (scenario, variant), r in records.items():
-        if variant != "stream":
+        if variant != "stream" or r.category == "cancellation":
             continue
         d = records[(scenario, "default")].counters
         c = r.counters
@@ -264,3 +266,61 @@ def test_in_the_stream_variant_only_the_parent_streams(records):
     r = records[("subagent_usage", "stream")]
     assert [(q.agent, q.stream) for q in r.requests] == [
         ("main", True), ("billing", False), ("billing", False), ("main", True)]
+
+
+# ---- the caller's cancel: Runner.run's task cancelled (no cancel API); the stream variant's result.cancel()
+NOT_STREAMED = ("default", "handled-max-turns", "chat-completions")
+CANCEL_IN_FLIGHT = {"cancel_during_tool": 1, "cancel_during_model": 2}  # scenario -> requests the server saw
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", sorted(CANCEL_IN_FLIGHT))
+def test_a_cancel_stops_the_run_at_once(records, scenario, variant):
+    """The cancel lands 0.5 s into a 5 s tool call or model request: the run stops on it, well before the 5 s (a
+    wide margin), and the tool in flight is cancelled with the run (the ledger sees its caller go)."""
+    r = records[(scenario, variant)]
+    assert r.outcome == "cancelled" and r.native.signals.ended == "cancelled"
+    assert r.counters.elapsed_s < 4.0
+    assert r.counters.model_requests_observed == CANCEL_IN_FLIGHT[scenario]
+    assert r.counters.tool_executions_by_tool == {"get_ticket": 1}
+    assert r.counters.abandoned_calls == (1 if scenario == "cancel_during_tool" else 0)
+
+
+@pytest.mark.parametrize("variant", NOT_STREAMED)
+@pytest.mark.parametrize("scenario", [*sorted(CANCEL_IN_FLIGHT), "cancel_then_resume"])
+def test_a_cancelled_runner_run_returns_nothing_so_it_reports_nothing_and_is_not_resumed(records, scenario, variant):
+    """Cancelling Runner.run's task raises CancelledError with no RunResult: no usage (null, not 0) and nothing to
+    continue from, so cancel_then_resume stays cancelled after the post (probes/openai/cancel_kept.py A)."""
+    r = records[(scenario, variant)]
+    assert r.native.signals.exception_type == "CancelledError"
+    assert r.counters.model_requests_reported is None and r.counters.input_tokens_reported is None
+    assert [s.kind for s in r.segments] == ["run"]
+    if scenario == "cancel_then_resume":
+        assert r.outcome == "cancelled"
+        assert r.counters.tool_executions_by_tool == {"post_to_portal": 1, "lookup_policy": 1}
+
+
+@pytest.mark.parametrize("scenario", sorted(CANCEL_IN_FLIGHT))
+def test_a_cancelled_stream_keeps_the_usage_of_the_responses_it_finished(records, scenario):
+    """RunResultStreaming.cancel() (immediate): the usage of the first response is kept, whether the cancel came
+    during the tool it asked for or during the next request (which had no usage yet)."""
+    r = records[(scenario, "stream")]
+    assert r.native.signals.terminal_reason == "RunResultStreaming.cancel()"
+    assert (r.counters.model_requests_reported, r.counters.input_tokens_reported) == (1, 1000)
+
+
+def test_a_cancelled_stream_is_continued_from_to_input_list_without_the_turn_in_flight(records):
+    """to_input_list() after cancel() keeps the finished turn (the post and its output) but drops the turn in
+    flight, the lookup call whose response had arrived (openai-agents-python #1895's lost history;
+    probes/openai/cancel_kept.py B): the continued run asks the model for that turn again and runs the lookup
+    again; the post is not repeated. Its usage is its own (a fresh Usage: to_input_list carries none)."""
+    r = records[("cancel_then_resume", "stream")]
+    assert [s.kind for s in r.segments] == ["run", "resume"]
+    cancelled, resumed = r.segments
+    assert cancelled.outcome_signals.ended == "cancelled" and cancelled.counters.model_requests_reported == 2
+    first_resumed = r.requests[2]
+    assert [t.call_id for t in first_resumed.tool_results] == ["post_1"]
+    assert first_resumed.served_turn == "find_policy"
+    assert r.outcome == "completed"
+    assert r.counters.tool_executions_by_tool == {"post_to_portal": 1, "lookup_policy": 2}
+    assert resumed.counters.model_requests_reported == 2 and not resumed.counters.cumulative

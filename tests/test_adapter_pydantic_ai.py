@@ -395,3 +395,55 @@ def test_raise_fatal_ends_the_whole_tree_on_a_childs_fatal_tool_error(records):
     r = records[("subagent_tool_failure", "raise-fatal")]
     assert r.outcome == "failed" and r.native.signals.exception_type == "ToolFailed"
     assert r.counters.model_requests_by_agent == {"main": 1, "billing": 1}
+
+
+# ---- the caller's cancel: CancellationToken / the handle's cancel() -> RunCancelled(messages, usage)
+CANCEL_IN_FLIGHT = {"cancel_during_tool": 1, "cancel_during_model": 2}  # scenario -> requests the server saw
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", sorted(CANCEL_IN_FLIGHT))
+def test_a_cancel_stops_the_run_at_once_with_run_cancelled_and_its_usage(records, scenario, variant):
+    """The cancel lands 0.5 s into a 5 s tool call or model request: the run stops on it (RunCancelled, not
+    the 5 s wait: a wide margin), and RunCancelled.usage reports the one response answered before it (the request
+    in flight has no usage yet); the tool in flight is cancelled: the ledger sees its caller go."""
+    r = records[(scenario, variant)]
+    assert r.outcome == "cancelled" and r.native.signals.ended == "cancelled"
+    assert r.native.signals.exception_type == "RunCancelled"
+    assert r.counters.elapsed_s < 4.0
+    assert r.segments[0].cancel_sent_s is not None
+    assert r.counters.model_requests_observed == CANCEL_IN_FLIGHT[scenario]
+    assert (r.counters.model_requests_reported, r.counters.input_tokens_reported) == (1, 1000)
+    assert r.counters.tool_executions_by_tool == {"get_ticket": 1}
+    assert r.counters.abandoned_calls == (1 if scenario == "cancel_during_tool" else 0)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_cancelled_run_is_continued_from_its_messages_without_repeating_the_post(records, variant):
+    """RunCancelled.all_messages() keeps the finished post and the lookup call in flight; the resume
+    (message_history, or the conversation variant's Conversation) sends both results again, the lookup's as
+    pydantic-ai's synthesized 'interrupted' return, and runs nothing twice. How the scripted server answers that
+    request depends on whether the abandoned 5 s lookup has finished in the ledger by then (it classes a result by
+    the ledger, not by what the framework delivered): the outcome is not asserted here."""
+    r = records[("cancel_then_resume", variant)]
+    assert [s.kind for s in r.segments] == ["run", "resume"]
+    cancelled, resumed = r.segments
+    assert cancelled.outcome_signals.ended == "cancelled"
+    assert (cancelled.counters.model_requests_reported, cancelled.counters.input_tokens_reported) == (2, 2000)
+    assert r.counters.tool_executions_by_tool == {"post_to_portal": 1, "lookup_policy": 1}
+    assert r.counters.abandoned_calls == 1
+    first_resumed = r.requests[2]
+    assert [t.call_id for t in first_resumed.tool_results] == ["post_1", "policy_1"]
+    if resumed.outcome_signals.ended == "returned":  # the usage the conversation variant carries over
+        assert resumed.counters.model_requests_reported == (3 if variant == "conversation" else 1)
+        assert resumed.counters.cumulative == (variant == "conversation")
+
+
+def test_each_idiom_cancels_the_way_its_docs_show():
+    from loopbench.adapters.pydantic_ai_agent import PydanticAIAdapter
+
+    idioms = PydanticAIAdapter.idioms()
+    assert idioms["default"].mechanism_table["cancel"].startswith("agent.run(cancellation_token=CancellationToken())")
+    assert idioms["iter"].mechanism_table["cancel"].startswith("run.cancel() on the agent.iter() handle")
+    assert idioms["stream-events"].mechanism_table["cancel"].startswith("events.cancel()")
+    assert "conversation=Conversation(" in idioms["conversation"].mechanism_table["resume_after_cancel"]
