@@ -76,6 +76,24 @@ streaming-input sessions, which a one-prompt task does not reach:
   reported stay the main loop's responses (`parent_tool_use_id` None); the children's responses the SDK
   streamed (AssistantMessages with a `parent_tool_use_id`) are counted apart in `extra["child_model_responses"]`
   (a child's final answer is not streamed: it comes back as the Agent tool's result, so this is a floor).
+- the caller's cancel (a scenario's `cancel`): `query()` documents "No interrupts" (query.py:28) and sends the
+  caller needing them to ClaudeSDKClient, whose `interrupt()` is the SDK's cancel (client.py:308), so only such a
+  scenario runs through `ClaudeSDKClient(options)`: `query(prompt)`, the response consumed by `receive_response()` in
+  a task while the adapter waits for the harness's cancel beside it, then `interrupt()` and the rest of the response
+  read to its ResultMessage (the SDK's examples/streaming_mode.py example_with_interrupt), then the context left
+  (disconnect). Measured (probes/claude/cancel.py): during a tool the CLI cancels the SDK MCP call at once (the
+  handler gets CancelledError; the ledger sees the caller abandon it), writes an is_error tool result ("...this
+  call was stopped while running, not refused...") and "[Request interrupted by user for tool use]" to the
+  transcript and ends with `error_during_execution`, `terminal_reason="aborted_tools"`; during a model request
+  it drops the request ("[Request interrupted by user]", `aborted_streaming`); either way in ~0.1 s, with
+  `model_usage` / `total_cost_usd` of the responses finished before (a request cut before its first byte is not
+  counted). An interrupted turn -> `ended="cancelled"` with the subtype and terminal reason, and a snapshot
+  (`kept_at: cancel`, the session id and the cumulative counters then; the transcript stays in the task's config
+  dir). Leaving `query()`'s iterator instead is no cancel the SDK documents: no ResultMessage (no usage), and the
+  CLI, before it is torn down, answers the cancelled tool call with an error result and sends one more model
+  request (probes/claude/cancel.py close-query). The resume after a cancel: `query(prompt="Continue where we left
+  off", options=ClaudeAgentOptions(resume=<session id>))` in another process (the sessions guide's resume by id,
+  "recover from an interruption"); without a prompt the CLI sends nothing and idles (cancel.py resume-none).
 Every run of the user's approval code (each hook or can_use_tool call for a tool whose approval is not `none`)
 records an `authorize` event in the ledger (approval-callback invocations, re-runs on resume included).
 
@@ -119,12 +137,14 @@ what the SDK streamed:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import json
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -158,6 +178,27 @@ STEP_UNIT = "turn (num_turns)"
 # user turn and a model call after the deferred one (probes/claude/resume_modes.py prompt-prompt).
 RESUME_HOW = ("ClaudeSDKClient(ClaudeAgentOptions(resume=<session id>)) and receive_response(), no prompt (the "
               "documented resume of a deferred tool call), against the task's live config dir")
+# The caller's cancel. `query()` documents "No interrupts" (claude_agent_sdk/query.py:28) and points to
+# ClaudeSDKClient "when you need interrupt capabilities" (query.py:36-41, client.py:40-46); its `interrupt()`
+# (client.py:308-312, the control request {"subtype": "interrupt"}, _internal/query.py:847-849) ends the turn with a
+# ResultMessage whose terminal_reason is aborted_streaming / aborted_tools (types.py:1789-1797), and the SDK's
+# example consumes the response in a task while another sends the interrupt (examples/streaming_mode.py
+# example_with_interrupt: "Interrupts require active message consumption"). Leaving or closing query()'s iterator
+# instead is no documented cancel: it tears the CLI down (Query.close(), _internal/query.py:1204) and yields no
+# ResultMessage, so nothing reports the usage up to the cancel, and the CLI still sends the model one more request
+# before it goes (probes/claude/cancel.py close-query).
+CANCEL_HOW = ("ClaudeSDKClient.query(prompt) + receive_response() in a task; ClaudeSDKClient.interrupt() when the "
+              "caller cancels (client.py:308; ResultMessage.terminal_reason aborted_streaming / aborted_tools, "
+              "types.py:1789-1797); query() documents 'No interrupts' (query.py:28)")
+ABORTED = ("aborted_streaming", "aborted_tools")
+# How a cancelled task is continued: the Agent SDK sessions guide's resume by id with a follow-up prompt (a session
+# lets you "recover from an interruption"; the prompt is the guide's resume example's), in another process against
+# the task's live config dir. Without a prompt the CLI has nothing to answer and idles, unlike a deferred tool call
+# (probes/claude/cancel.py resume-none).
+CONTINUE_PROMPT = "Continue where we left off"
+CANCEL_RESUME_HOW = (f"query(prompt={CONTINUE_PROMPT!r}, options=ClaudeAgentOptions(resume=<session id>)) (the Agent "
+                     "SDK sessions guide: resume by id to recover from an interruption), in another process, against "
+                     "the task's live config dir")
 NO_PAUSE = ("approval_pause: can_use_tool is an in-process callback; a pause cannot be saved and resumed in "
             "another process")
 
@@ -200,6 +241,12 @@ class _Segment:
     api_retries: int = 0  # SystemMessage(subtype="api_retry") the CLI streamed
     child_message_ids: list[str] = field(default_factory=list)  # sub-agents' responses (parent_tool_use_id set)
     cwd: Path | None = None  # the CLI's working directory, removed when the segment ends
+    interrupted: bool = False  # the caller's cancel: ClaudeSDKClient.interrupt() was sent
+    interrupt_error: str | None = None  # interrupt() raised (the CLI had already ended the turn, say)
+    # seconds from interrupt() to the ResultMessage, and to the client's context left (the CLI gone): how promptly
+    # the framework stopped, apart from the CLI's start-up, which a loaded machine stretches
+    interrupt_to_result_s: float | None = None
+    interrupt_to_closed_s: float | None = None
 
 
 def _remove_cwd(seg: _Segment) -> None:
@@ -241,8 +288,8 @@ class ClaudeAgentAdapter(Adapter):
              "through a PreToolUse hook answering defer (resumed with resume=<session id> in another "
              "process); policy deny through a PreToolUse hook answering deny (+ continue=false to stop)")
     mechanism_table: ClassVar[dict[Intent, str]] = {
-        "cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
-        "resume_after_cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
+        "cancel": CANCEL_HOW,
+        "resume_after_cancel": CANCEL_RESUME_HOW,
         "delegate": "ClaudeAgentOptions(agents={id: AgentDefinition(description, prompt, tools)}) reached through "
                     "the CLI's Agent tool (subagent_type=<id>), in the foreground "
                     "(CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1); the child gets no maxTurns of its own",
@@ -392,7 +439,15 @@ class ClaudeAgentAdapter(Adapter):
         }
         if resume:
             kwargs["resume"] = resume
-        if resume or scenario.resumes:
+        if scenario.cancel is not None:
+            # a caller that can cancel needs the interruptible entry point (CANCEL_HOW); every other scenario keeps
+            # query(), the SDK's one-shot entry point
+            settings["entry_point"] = "ClaudeSDKClient (interrupt() on the caller's cancel)"
+            if scenario.cancel.resume:
+                settings["resume_after_cancel"] = CANCEL_RESUME_HOW
+                settings["resume_after_cancel_prompt"] = CONTINUE_PROMPT
+        continues_cancel = scenario.cancel is not None and scenario.cancel.resume and not scenario.resumes
+        if scenario.resumes or (resume and not continues_cancel):
             # said on the first run too: a record's settings are its first segment's, and a resume that never
             # answers (resume_twice's second) returns none of its own
             settings["resume"] = RESUME_HOW
@@ -504,18 +559,58 @@ class ClaudeAgentAdapter(Adapter):
         seg = _Segment()
         options, settings, limits, unsupported = self._options(scenario, ctx, seg, decisions={})
         try:
-            async with contextlib.aclosing(query(prompt=scenario.prompt, options=options)) as stream:
-                async for message in stream:
-                    self._observe(seg, message)
+            if scenario.cancel is not None:
+                await self._run_interruptible(scenario, ctx, seg, options)
+            else:
+                async with contextlib.aclosing(query(prompt=scenario.prompt, options=options)) as stream:
+                    async for message in stream:
+                        self._observe(seg, message)
         except Exception as exc:  # the framework ended by raising: map it below
             seg.exception = exc
         finally:
             _remove_cwd(seg)
         return self._segment(scenario, ctx, seg, settings, limits, unsupported, at_pause=None)
 
+    async def _run_interruptible(self, scenario: Scenario, ctx: RunContext, seg: _Segment, options: Any) -> None:
+        """The SDK's interrupt idiom (CANCEL_HOW): the response consumed in a task, the caller's cancel awaited
+        beside it; on the cancel, `interrupt()`, then the consumer reads on to the ResultMessage the CLI ends the
+        interrupted turn with (however long that takes: a CLI that never ends it is the runner's `hung`)."""
+        from claude_agent_sdk import ClaudeSDKClient, ResultMessage
+
+        ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
+        sent: float | None = None
+        async with ClaudeSDKClient(options) as client:
+            await client.query(scenario.prompt)
+
+            async def consume() -> None:
+                async for message in client.receive_response():
+                    self._observe(seg, message)
+                    if isinstance(message, ResultMessage) and sent is not None:
+                        seg.interrupt_to_result_s = round(time.monotonic() - sent, 3)
+
+            consumer = asyncio.create_task(consume())
+            caller = asyncio.create_task(ledger.wait_cancel())
+            try:
+                await asyncio.wait({consumer, caller}, return_when=asyncio.FIRST_COMPLETED)
+                if not consumer.done() and caller.result():
+                    seg.interrupted, sent = True, time.monotonic()
+                    try:
+                        await client.interrupt()
+                    except Exception as exc:  # e.g. the turn ended as the cancel came: the result below says so
+                        seg.interrupt_error = f"{type(exc).__name__}: {exc}"[:300]
+                await consumer
+            finally:
+                for task in (consumer, caller):
+                    if not task.done():
+                        task.cancel()
+                        with contextlib.suppress(asyncio.CancelledError, Exception):
+                            await task
+        if sent is not None:
+            seg.interrupt_to_closed_s = round(time.monotonic() - sent, 3)
+
     async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
                      ) -> SegmentResult:
-        from claude_agent_sdk import ClaudeSDKClient
+        from claude_agent_sdk import ClaudeSDKClient, query
 
         saved = json.loads((snapshot / SESSION_FILE).read_text())
         if not (ctx.task_dir / "config").is_dir():  # the live session store is the task's, never a copy
@@ -526,9 +621,15 @@ class ClaudeAgentAdapter(Adapter):
         options, settings, limits, unsupported = self._options(scenario, ctx, seg, decisions,
                                                                resume=saved["session_id"])
         try:
-            async with ClaudeSDKClient(options) as client:
-                async for message in client.receive_response():
-                    self._observe(seg, message)
+            if saved.get("kept_at") == "cancel":
+                # continuing a cancelled task: the sessions guide's resume by id with a follow-up prompt
+                async with contextlib.aclosing(query(prompt=CONTINUE_PROMPT, options=options)) as stream:
+                    async for message in stream:
+                        self._observe(seg, message)
+            else:
+                async with ClaudeSDKClient(options) as client:
+                    async for message in client.receive_response():
+                        self._observe(seg, message)
         except Exception as exc:
             seg.exception = exc
         finally:
@@ -609,6 +710,16 @@ class ClaudeAgentAdapter(Adapter):
                                  "output_tokens": at_pause.output_tokens}
         base.update(subtype=rm.subtype, terminal_reason=rm.terminal_reason)
 
+        if seg.interrupted:
+            extra.update(interrupt=seg.interrupt_error or "sent", interrupt_to_result_s=seg.interrupt_to_result_s,
+                         interrupt_to_closed_s=seg.interrupt_to_closed_s)
+        if seg.interrupted and rm.terminal_reason in ABORTED:
+            # the caller's cancel, and the CLI ended the turn on it; the session transcript (CLAUDE_CONFIG_DIR, the
+            # task's) is what a caller continues from: the snapshot names the session
+            snapshot = self._save(ctx, rm, [], settings, kept_at="cancel")
+            signals = NativeSignals(**{**base, "ended": "cancelled"}, final_text=None, extra=extra)
+            return SegmentResult(signals=signals, counters=counters, snapshot=snapshot, notes=notes, **common)
+
         # a pause: the hook deferred a call; the CLI names it in deferred_tool_use
         deferred = rm.deferred_tool_use
         if deferred is not None or rm.terminal_reason == "tool_deferred":
@@ -682,18 +793,21 @@ class ClaudeAgentAdapter(Adapter):
         )
 
     @classmethod
-    def _save(cls, ctx: RunContext, rm: Any, pending: list[PendingCall], settings: dict[str, Any]) -> str:
+    def _save(cls, ctx: RunContext, rm: Any, pending: list[PendingCall], settings: dict[str, Any],
+              kept_at: str = "pause") -> str:
+        """What the app keeps to go on later: the session id (the transcript stays in the task's live config dir)
+        and the cumulative counters then. `kept_at`: "pause" (a deferred call) or "cancel" (the caller's)."""
         snap = ctx.snapshot_dir
         snap.mkdir(parents=True, exist_ok=True)
         tokens_in, tokens_out = cls._tokens(rm)
         (snap / PENDING_FILE).write_text(json.dumps([p.model_dump() for p in pending]))
         (snap / SESSION_FILE).write_text(json.dumps({
-            "session_id": rm.session_id, "num_turns": rm.num_turns,
+            "kept_at": kept_at, "session_id": rm.session_id, "num_turns": rm.num_turns,
             # the cumulative values at the pause (raw, as the CLI reported them): a resume subtracts them
             "total_cost_usd": rm.total_cost_usd, "input_tokens": tokens_in, "output_tokens": tokens_out,
             "settings": settings,
         }, default=str))
-        print(f"claude-agent-sdk: paused session {rm.session_id} saved to {snap}", file=sys.stderr)
+        print(f"claude-agent-sdk: session {rm.session_id} ({kept_at}) saved to {snap}", file=sys.stderr)
         return str(snap)
 
 

@@ -286,6 +286,91 @@ def test_resume_twice_against_the_live_session_store_never_returns(records):
     assert r.counters.approval_requests == 1  # one pause: the human was asked once
 
 
+# ---------------------------------------------------------------- the caller's cancel (ClaudeSDKClient.interrupt())
+# the terminal reason the CLI ends an interrupted turn with: a tool running, or a model request in flight
+ABORTED_BY = {"cancel_during_tool": "aborted_tools", "cancel_during_model": "aborted_streaming",
+              "cancel_then_resume": "aborted_tools"}
+# how long the scripted work the cancel cuts would still have taken (a 5 s tool or model turn, cut 0.5 s in): a
+# framework that waited for it ends no sooner; the bound is that, far above the ~0.1-0.3 s measured under load
+STILL_TO_RUN_S = 4.5
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", sorted(ABORTED_BY))
+def test_cancel_is_the_sdks_interrupt(suite, scenario, variant):
+    """Both variants cancel with ClaudeSDKClient.interrupt(), the SDK's documented cancel (query() has none): the
+    CLI ends the turn with error_during_execution and an aborted terminal reason, reported as it came, and the
+    session is kept (a snapshot naming it) for a caller to continue."""
+    records, root = suite
+    r = records[(scenario, variant)]
+    first = r.segments[0]
+    signals = first.outcome_signals
+    assert (signals.ended, signals.subtype, signals.terminal_reason) == (
+        "cancelled", "error_during_execution", ABORTED_BY[scenario])
+    assert first.cancel_sent_s is not None and signals.extra["interrupt"] == "sent"
+    assert "interrupt()" in r.native.mechanisms["cancel"]
+    assert r.native.settings["entry_point"].startswith("ClaudeSDKClient")
+    # the framework stopped on the cancel, not at the end of the work it cut
+    assert signals.extra["interrupt_to_closed_s"] < STILL_TO_RUN_S
+    assert signals.extra["interrupt_to_result_s"] <= signals.extra["interrupt_to_closed_s"]
+    session = json.loads((root / "runs" / r.run_id / "segment0" / "snapshot" / "session.json").read_text())
+    assert session["kept_at"] == "cancel" and session["session_id"] == signals.extra["session_id"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_cancel_during_a_tool_abandons_the_call_and_keeps_the_usage(records, variant):
+    """The CLI cancels the SDK MCP call at once (the ledger sees its caller go; the scripted call runs to its end
+    there) and reports the one finished response's usage; no second request."""
+    r = records[("cancel_during_tool", variant)]
+    assert r.outcome == "cancelled"
+    [call] = [e for e in r.ledger if e.kind == "call"]
+    assert call.tool == "get_ticket" and call.caller_abandoned
+    assert r.counters.abandoned_calls == 1 and r.counters.tool_executions == 1
+    assert r.counters.model_requests_observed == 1 and r.counters.model_requests_reported == 1
+    assert r.counters.input_tokens_reported == r.counters.input_tokens_observed == 1000
+    assert r.counters.output_tokens_reported == r.counters.output_tokens_observed
+    assert r.counters.cost_usd_reported == pytest.approx(r.counters.cost_usd_observed)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_cancel_during_a_model_request_drops_it_and_keeps_the_usage_before(records, variant):
+    """The request in flight is dropped (the server never answered it: no 200); the usage reported is the first
+    response's, the one the server served (a request cut before its answer has none to count)."""
+    r = records[("cancel_during_model", variant)]
+    assert r.outcome == "cancelled" and r.verdict in ("conforms", "deviates")
+    assert r.counters.model_requests_observed == 2 and r.requests[1].status != 200
+    assert r.counters.model_requests_reported == 1
+    assert r.counters.input_tokens_reported == r.counters.input_tokens_observed == 1000
+    assert r.counters.tool_executions_by_tool == {"get_ticket": 1} and r.counters.abandoned_calls == 0
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_resume_after_cancel_continues_the_session_without_posting_again(records, variant):
+    """The cancelled session resumed by id in another process with the sessions guide's follow-up prompt: its first
+    request carries the finished post's result and the interrupted lookup's (the CLI wrote it as an is_error
+    "stopped while running" result: probes/claude/cancel.py resume); the post is not repeated and the CLI does not
+    re-run the lookup by itself.
+
+    The outcome is left out on purpose: the scenario's script answers that request only once the ledger has run the
+    abandoned lookup to its scripted end (5 s), so a resume that starts sooner meets no turn (`script_error`, the
+    script's fault), one that starts later completes; which one depends on the machine's load, not the framework."""
+    r = records[("cancel_then_resume", variant)]
+    assert [(s.kind, s.outcome_signals.ended) for s in r.segments][0] == ("run", "cancelled")
+    assert [s.kind for s in r.segments] == ["run", "resume"] and r.counters.resumes == 1
+    assert r.native.settings["resume_after_cancel_prompt"] == "Continue where we left off"
+    assert r.counters.tool_executions_by_tool == {"post_to_portal": 1, "lookup_policy": 1}
+    assert r.counters.duplicate_effects == 0
+    assert [e.caller_abandoned for e in r.ledger if e.kind == "call"] == [False, True]
+    # the run's 2 requests, then the resume's: the whole conversation with both tool results
+    assert r.counters.model_requests_observed >= 3
+    assert {t.call_id for t in r.requests[2].tool_results} == {"post_1", "policy_1"}
+    if r.outcome == "completed":
+        resumed = r.segments[1].counters
+        assert resumed.model_requests_reported == 1 and resumed.input_tokens_reported == 1000
+    else:
+        assert r.outcome == "script_error"
+
+
 # ---------------------------------------------------------------- the message mapping, on the SDK's own types
 def _sdk():
     return pytest.importorskip("claude_agent_sdk")
@@ -350,6 +435,33 @@ def test_resumed_cumulative_counters_count_only_their_growth():
     assert counters.cost_usd_reported == pytest.approx(0.0045)
     unknown = ClaudeAgentAdapter._counters(seg, _AtPause(cost_usd=0.009))
     assert unknown.input_tokens_reported is None  # growth from an unknown base is unknown, not the raw total
+
+
+def _cancel_segment(sdk, tmp_path, terminal_reason):
+    from loopbench.adapters.claude_agent import ClaudeAgentAdapter, _Segment
+    from loopbench.harness.adapter import RunContext
+    from loopbench.harness.scenario import load_scenarios
+
+    scenario = next(s for s in load_scenarios() if s.id == "cancel_during_tool")
+    ctx = RunContext(run_id="r", api_key="k", base_url="http://127.0.0.1:1", ledger_token="t", work_dir=tmp_path,
+                     snapshot_dir=tmp_path / "snap", task_dir=tmp_path)
+    seg = _Segment(interrupted=True)
+    ClaudeAgentAdapter._observe(seg, _start(sdk, "msg_1"))
+    subtype = "success" if terminal_reason == "completed" else "error_during_execution"
+    ClaudeAgentAdapter._observe(seg, _result(sdk, subtype=subtype, is_error=subtype != "success",
+                                             terminal_reason=terminal_reason, result="done"))
+    return ClaudeAgentAdapter()._segment(scenario, ctx, seg, {}, {}, [], at_pause=None)
+
+
+def test_an_interrupted_turn_is_cancelled_and_a_finished_one_is_not(tmp_path):
+    """Cancelled only when the adapter interrupted AND the CLI says it aborted the turn on it: a run that ended
+    on its own as the interrupt went out is mapped as usual."""
+    sdk = _sdk()
+    cut = _cancel_segment(sdk, tmp_path / "a", "aborted_tools")
+    assert cut.signals.ended == "cancelled" and cut.snapshot is not None
+    assert json.loads((Path(cut.snapshot) / "session.json").read_text())["kept_at"] == "cancel"
+    done = _cancel_segment(sdk, tmp_path / "b", "completed")
+    assert done.signals.ended == "returned" and done.snapshot is None and done.signals.final_text == "done"
 
 
 def test_nothing_written_to_home(suite):
