@@ -142,3 +142,26 @@ def test_the_server_breaks_one_event_of_a_malformed_stream(model_server, make_sc
                 bad.append(i)
         assert bad == [len(data) // 2] and json.loads(data[-1])["type"] == "message_stop"
     assert [e.wire_fault for e in server.requests(run_id)] == ["malformed", "malformed"]
+
+
+def test_an_exception_raised_inside_a_provider_client_is_told_from_the_traceback():
+    """What adapters read as a model failure when the client lets its own parsing or transport error escape
+    unwrapped (a bare JSONDecodeError): a frame of the provider client's code, not the exception's type."""
+    from loopbench.adapters.kit import raised_in_model_client
+
+    def raised_in(module: str) -> BaseException:
+        scope: dict = {"__name__": module, "json": json}
+        exec("def parse():\n    return json.loads('{')\n", scope)
+        try:
+            try:
+                scope["parse"]()
+            except ValueError as inner:
+                raise RuntimeError("the framework's wrapper") from inner
+        except RuntimeError as exc:
+            return exc
+        raise AssertionError("unreachable")
+
+    assert raised_in_model_client(raised_in("openai._response"))
+    assert raised_in_model_client(raised_in("google.genai._api_client"))
+    assert not raised_in_model_client(raised_in("my_tools.search"))  # a tool's own JSON error
+    assert not raised_in_model_client(raised_in("openai_helpers"))  # a prefix, not the package
