@@ -184,7 +184,8 @@ the cancel too, not run).
 
 Signal mapping (no scenario knowledge): `LlmCallsLimitExceededError` -> limit="steps" (raised); the model
 client's own error in the chain (`google.genai.errors.APIError`; `anthropic.APIError` in the `anthropic` variant,
-which ADK 2.8+ wraps a 429 of as `_AnthropicRateLimitError`) -> failure="model"; `ToolFailed` in the chain ->
+which ADK 2.8+ wraps a 429 of as `_AnthropicRateLimitError`), or any exception raised inside the model client (a
+body that is not JSON, a cut connection: kit.raised_in_model_client) -> failure="model"; `ToolFailed` in the chain ->
 failure="tool"; other exceptions -> failure="other"; pending `adk_request_confirmation` calls at the end -> paused.
 Counters per segment (ADK's counters are per invocation, not cumulative): model_requests_reported = the
 model-response events of the segment (events carrying the response's `usage_metadata` or `finish_reason`: one per
@@ -206,7 +207,7 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
-from loopbench.adapters.kit import ToolFailed, in_chain
+from loopbench.adapters.kit import ToolFailed, in_chain, raised_in_model_client
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, GEMINI_ID_PREFIX, neutral_id
@@ -684,7 +685,7 @@ class GoogleADKAdapter(Adapter):
             return NativeSignals(**base, limit="steps", limit_signal="raised")
         if in_chain(exc, ToolFailed):
             return NativeSignals(**base, failure="tool")
-        if in_chain(exc, self._model_errors()):
+        if in_chain(exc, self._model_errors()) or raised_in_model_client(exc):
             return NativeSignals(**base, failure="model")
         return NativeSignals(**base, failure="other")
 

@@ -188,7 +188,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, ClassVar
 
-from loopbench.adapters.kit import ToolDenied, ToolFailed, in_chain
+from loopbench.adapters.kit import ToolDenied, ToolFailed, in_chain, raised_in_model_client
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, OPENAI_ID_PREFIX, neutral_id
@@ -895,7 +895,7 @@ class LangGraphAdapter(Adapter):
             return NativeSignals(**base, denied=True)
         if in_chain(exc, ToolFailed):
             return NativeSignals(**base, failure="tool")
-        if any(in_chain(exc, kind) for kind in _model_error_types()):
+        if any(in_chain(exc, kind) for kind in _model_error_types()) or raised_in_model_client(exc):
             return NativeSignals(**base, failure="model")
         return NativeSignals(**base, failure="other")
 

@@ -100,17 +100,18 @@ and an `x-should-retry: false` is obeyed (model_fatal_error: 1 request). Those r
 call of the SDK.
 
 Signal mapping (no scenario knowledge): `MaxTurnsExceeded` -> limit="steps" (raised);
-`ToolInputGuardrailTripwireTriggered` -> denied (the only source of `denied`); an `APIError` /
-`ModelBehaviorError` in the chain -> failure="model"; other exceptions -> failure="other"; interruptions ->
-paused. Counters: `usage` (requests, tokens) from the result, or from `exc.run_data.context_wrapper` when the
-run raised; `usage.requests` is one per model response the SDK got, so the client's retries are not in it
-(model_transient_error: 3 reported, 5 observed), and an `APIError` out of the run carries no `run_data`, so a
-failed run's counts stay null, never an uncounted 0 (probes/openai/responses_wire.py). runtime_steps = the
-SDK's turn counter (`result._current_turn`) on a return; after `MaxTurnsExceeded`, which has no counter of its
-own, `len(exc.run_data.raw_responses)` (one `ModelResponse` per finished turn: the check raises before the next
-model call; probes/openai/max_turns_run_data.py). After any other exception it stays null: the turn in flight
-is not in `raw_responses` (a guardrail trip on turn 2 leaves 1). RunState carries usage and the turn counter
-across a resume, so counters are cumulative.
+`ToolInputGuardrailTripwireTriggered` -> denied (the only source of `denied`); an `APIError` / `ModelBehaviorError`
+in the chain, or an exception raised inside the openai client (kit.raised_in_model_client: a body that is not JSON
+escapes as a bare JSONDecodeError) -> failure="model"; other exceptions -> failure="other"; interruptions -> paused.
+Counters: `usage` (requests, tokens) from the result, or from `exc.run_data.context_wrapper` when the run raised;
+`usage.requests` is one per model response the SDK got, so the client's retries are not in it
+(model_transient_error: 3 reported, 5 observed), and an `APIError` out of the run carries no `run_data`, so a failed
+run's counts stay null, never an uncounted 0 (probes/openai/responses_wire.py). runtime_steps = the SDK's turn
+counter (`result._current_turn`) on a return; after `MaxTurnsExceeded`, which has no counter of its own,
+`len(exc.run_data.raw_responses)` (one `ModelResponse` per finished turn: the check raises before the next model
+call; probes/openai/max_turns_run_data.py). After any other exception it stays null: the turn in flight is not in
+`raw_responses` (a guardrail trip on turn 2 leaves 1). RunState carries usage and the turn counter across a resume,
+so counters are cumulative.
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from loopbench.adapters.caller_cancel import CallerCancel
-from loopbench.adapters.kit import ToolFailed, in_chain
+from loopbench.adapters.kit import ToolFailed, in_chain, raised_in_model_client
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.model_server.call_ids import neutral_id
@@ -407,7 +408,7 @@ class OpenAIAgentsAdapter(Adapter):
             return NativeSignals(**base, denied=True)
         if in_chain(exc, ToolFailed):
             return NativeSignals(**base, failure="tool")
-        if in_chain(exc, (APIError, ModelBehaviorError)):
+        if in_chain(exc, (APIError, ModelBehaviorError)) or raised_in_model_client(exc):
             return NativeSignals(**base, failure="model")
         return NativeSignals(**base, failure="other")
 

@@ -110,6 +110,11 @@ class RequestLogEntry(Frozen):
     output_tokens: int = 0
     duration_ms: float = 0.0
     error: str | None = None  # protocol error or violation text
+    # the wait an error answer told the client (a `retry-after` / `retry-after-ms` header or Gemini's RetryInfo
+    # `retryDelay`), seconds; null: no hint
+    retry_after_s: float | None = None
+    # a scripted wire fault this 200 carried (scenario `wire_fault`): cut, malformed, unknown_finish; null: none
+    wire_fault: str | None = None
     # the agent whose request it was (scenarios with sub-agents: told apart by the system prompt); null: a
     # scenario of one agent, or a record older than v5
     agent: str | None = None
@@ -287,6 +292,12 @@ class Counters(BaseModel):
     model_requests_observed: int | None = counter("requests", "HTTP model requests the server received")
     model_retries_observed: int | None = counter(
         "retries", "requests for a conversation state already requested in the same segment (client retries)")
+    retry_after_wait_min_s: float | None = counter(
+        "shortest wait after a retry hint s", "the shortest time from the end of an error answer that told the client "
+        "to wait (Retry-After, Gemini's retryDelay) to the client's next request for the same conversation state, as "
+        "the server measured it (null: no hinted answer was tried again)", timing=True)
+    retry_after_wait_max_s: float | None = counter(
+        "longest wait after a retry hint s", "the longest such time (see retry_after_wait_min_s)", timing=True)
     tool_calls_requested: int | None = counter(
         "tool calls requested", "tool calls in the responses the server served")
     tool_executions: int | None = counter("tool runs", "tool executions the ledger recorded")

@@ -175,7 +175,8 @@ def test_every_counter_list_is_derived_from_the_record():
                                   "tool_executions_by_agent")
     assert counter_label("model_requests_by_agent.billing") == "billing requests"
     assert is_counter("tool_executions_by_agent.main") and not is_counter("tool_executions_by_agent")
-    assert TIMING_COUNTERS == ("elapsed_s", "cpu_s", "loopbench_worker_cpu_s", "loopbench_runner_cpu_s", "peak_rss_mb")
+    assert TIMING_COUNTERS == ("retry_after_wait_min_s", "retry_after_wait_max_s", "elapsed_s", "cpu_s",
+                               "loopbench_worker_cpu_s", "loopbench_runner_cpu_s", "peak_rss_mb")
     assert SIZE_COUNTERS == ("max_request_growth_bytes",)
     assert set(SUMMED_COUNTERS) == {n for n in ReportedCounters.model_fields if n in Counters.model_fields} - {
         "tool_calls_requested", "runtime_step_unit"}

@@ -88,10 +88,13 @@ def build_counters(
     requests_by_tool = approval_requests_by_tool(segments, ledger)
     by_agent = [r for r in requests if r.agent is not None]  # attributed only in scenarios with sub-agents
     last: ReportedCounters | None = segments[-1].counters if segments else None
+    waits = retry_after_waits(requests)
     return Counters(
         model_requests_reported=reported["model_requests_reported"],  # type: ignore[arg-type]
         model_requests_observed=len(requests),
         model_retries_observed=sum(1 for r in requests if r.retry),
+        retry_after_wait_min_s=min(waits) if waits else None,
+        retry_after_wait_max_s=max(waits) if waits else None,
         tool_calls_requested=sum(len(r.calls_served) for r in requests if r.status == 200),
         tool_executions=len(calls),
         tool_executions_by_tool=dict(Tally(e.tool for e in calls)),
@@ -125,6 +128,22 @@ def build_counters(
         output_tokens_by_agent=_summed(by_agent, "output_tokens"),
         tool_executions_by_agent=dict(Tally(e.agent for e in calls if e.agent)),
     )
+
+
+def retry_after_waits(requests: list[RequestLogEntry]) -> list[float]:
+    """For each answer that told the client to wait (`retry_after_s`) and was tried again: the seconds from the end
+    of that answer to the start of the client's next request for the same conversation state (a retry of the same
+    turn, by the same agent), rounded to the millisecond."""
+    waits = []
+    for i, hinted in enumerate(requests):
+        if hinted.retry_after_s is None or hinted.served_turn is None:
+            continue
+        ended = hinted.t_s + hinted.duration_ms / 1000
+        again = next((r for r in requests[i + 1:] if r.retry and r.served_turn == hinted.served_turn
+                      and r.agent == hinted.agent and r.t_s >= hinted.t_s), None)
+        if again is not None:
+            waits.append(round(max(again.t_s - ended, 0.0), 3))
+    return waits
 
 
 def _summed(requests: list[RequestLogEntry], field: str) -> dict[str, int]:

@@ -58,7 +58,7 @@ def _usage(r: Reply, output_tokens: int) -> dict[str, Any]:
 
 
 def _stop(r: Reply) -> str:
-    return "tool_use" if r.served.calls else "end_turn"
+    return r.finish or ("tool_use" if r.served.calls else "end_turn")
 
 
 def _message(r: Reply, content: list[dict[str, Any]], stop: str | None, output_tokens: int) -> dict[str, Any]:

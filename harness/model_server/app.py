@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import json
+import logging
 import socket
 import sys
 import threading
@@ -35,11 +36,11 @@ from starlette.routing import BaseRoute, Route
 
 from loopbench.harness.errors import BadInput, ScriptViolation, UnansweredRequest, UnknownRun
 from loopbench.harness.model_server import anthropic_messages, gemini_generate, openai_chat, openai_responses
-from loopbench.harness.model_server.provider_errors import default_headers
+from loopbench.harness.model_server.provider_errors import default_headers, hint_s, hinted_body, hinted_headers
 from loopbench.harness.model_server.script import request_agent, select, tool_results_seen
 from loopbench.harness.model_server.wire import Reply, new_id
 from loopbench.harness.record import RequestLogEntry, Violation
-from loopbench.harness.scenario import HttpFailure, Scenario
+from loopbench.harness.scenario import HttpFailure, Scenario, Turn, WireFault
 
 DEFAULT_RUN = "default"  # the run that answers any key when the server was started with a scenario
 HOST = "127.0.0.1"
@@ -67,6 +68,50 @@ def _failure(fail_first: list[HttpFailure], k: int) -> HttpFailure | None:
             return f
         k -= f.times
     return None
+
+
+def _wire_fault(turn: Turn, k: int) -> WireFault | None:
+    """The turn's wire fault for the k-th (0-based) request of a state: the requests right after its fail_first
+    failures."""
+    fault, failures = turn.wire_fault, turn.failures()
+    if fault is None or failures is None or k < failures:
+        return None
+    return fault if fault.times == "forever" or k < failures + fault.times else None
+
+
+class _CutResponse(Response):
+    """A 200 that stops mid-way: the headers and the first `sent` bytes of the body, then the app returns without
+    completing it and uvicorn closes the connection (a plain body short of its Content-Length; a chunked stream
+    without its last chunk): what a client meets when a proxy or the provider drops the connection."""
+
+    def __init__(self, sent: bytes, length: int | None, media_type: str):
+        super().__init__(media_type=media_type)
+        self.sent, self.length = sent, length
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        headers = [(b"content-type", self.media_type.encode())]  # type: ignore[union-attr]
+        if self.length is not None:
+            headers.append((b"content-length", str(self.length).encode()))
+        else:
+            headers.append((b"cache-control", b"no-cache"))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": self.sent, "more_body": True})
+
+
+class _QuietCut(logging.Filter):
+    """uvicorn logs an error for a response the app left incomplete; here only a scripted cut does that."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "returned without completing response" not in record.getMessage()
+
+
+logging.getLogger("uvicorn.error").addFilter(_QuietCut())
+
+
+def _broken(event: bytes) -> bytes:
+    """An SSE event whose data is not valid JSON: its JSON without the closing character."""
+    head, sep, tail = event.rstrip(b"\n").rpartition(b"data: ")
+    return head + sep + tail[:-1] + b"\n\n"
 
 
 # ground truth of a tool result: (run id, neutral call id) -> "receipt" | "error" | None (not known)
@@ -274,16 +319,27 @@ class ModelServer:
                 return fail(CLIENT_GONE, "client disconnected before the response")
         failure = _failure(turn.fail_first, k)
         if failure is not None:
-            headers = default_headers(proto.NAME, failure.status) if failure.headers is None else failure.headers
             message = failure.message or f"scripted HTTP {failure.status} for turn {served.label}"
-            return fail(failure.status, message, headers=headers)
+            body = proto.error(failure.status, message)
+            if failure.retry_after_s is not None:
+                headers = hinted_headers(proto.NAME, failure.status, failure.retry_after_s)
+                body = hinted_body(body, failure.retry_after_s)
+            else:
+                headers = default_headers(proto.NAME, failure.status) if failure.headers is None else failure.headers
+            row["retry_after_s"] = hint_s(headers, body)
+            finish(failure.status, message)
+            return JSONResponse(body, failure.status, headers=headers)
 
+        fault = _wire_fault(turn, k)
         usage = turn.usage or run.scenario.model.usage
-        reply = Reply(served, parsed.model or run.scenario.model.id, usage.input_tokens, usage.output_tokens, new_id())
+        reply = Reply(served, parsed.model or run.scenario.model.id, usage.input_tokens, usage.output_tokens, new_id(),
+                      finish=fault.finish_reason if fault else None)
         row.update(
             calls_served=[c.id for c in served.calls], input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
+            output_tokens=usage.output_tokens, wire_fault=fault.kind if fault else None,
         )
+        if fault is not None and fault.kind in ("cut", "malformed"):
+            return self._faulty(proto, parsed.stream, parsed.include_usage, reply, fault, row, finish)
         if not parsed.stream:
             if turn.stream_delay_s:  # a plain response cannot pause half-way: the whole body waits
                 await asyncio.sleep(turn.stream_delay_s)
@@ -311,6 +367,29 @@ class ModelServer:
                 finish(200, error)
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"cache-control": "no-cache"})
+
+    @staticmethod
+    def _faulty(proto: ModuleType, streamed: bool, include_usage: bool, reply: Reply, fault: WireFault,
+                row: dict[str, Any], finish: Callable[[int, str | None], None]) -> Response:
+        """A cut or malformed 200 (WireFault). The answer never reaches the client whole, so it serves no usage
+        and no calls (the log's usage and calls_served say what was delivered)."""
+        row.update(input_tokens=0, output_tokens=0, calls_served=[])
+        if streamed:
+            events = proto.render_stream(reply, include_usage)
+            half = len(events) // 2  # a stream of one event is cut or broken in that event
+            if fault.kind == "cut":
+                sent = b"".join(events[:half]) + events[half][:len(events[half]) // 2]
+                finish(200, f"scripted wire fault: stream cut after {half} of {len(events)} events")
+                return _CutResponse(sent, None, "text/event-stream")
+            events[half] = _broken(events[half])
+            finish(200, f"scripted wire fault: event {half + 1} of {len(events)} is not valid JSON")
+            return Response(b"".join(events), media_type="text/event-stream", headers={"cache-control": "no-cache"})
+        body = json.dumps(proto.render(reply), separators=(",", ":"), ensure_ascii=False).encode()
+        if fault.kind == "cut":
+            finish(200, f"scripted wire fault: body cut after {len(body) // 2} of {len(body)} bytes")
+            return _CutResponse(body[:len(body) // 2], len(body), "application/json")
+        finish(200, "scripted wire fault: the body is not valid JSON")
+        return Response(body[:-1], media_type="application/json")
 
 
 # ---------------------------------------------------------------- running it

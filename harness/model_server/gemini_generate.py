@@ -123,7 +123,7 @@ def _response(r: Reply, parts: list[dict[str, Any]], last: bool) -> dict[str, An
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
     out: dict[str, Any] = {"candidates": [candidate]}
     if last:
-        candidate["finishReason"] = "STOP"
+        candidate["finishReason"] = (r.finish or "stop").upper()  # the API's enum names are upper case
         out["usageMetadata"] = _usage(r)
     out.update(modelVersion=r.model, responseId=r.id)
     return out

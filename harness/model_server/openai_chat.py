@@ -64,7 +64,7 @@ def _usage(r: Reply) -> dict[str, Any]:
 
 
 def _finish(r: Reply) -> str:
-    return "tool_calls" if r.served.calls else "stop"
+    return r.finish or ("tool_calls" if r.served.calls else "stop")
 
 
 def _envelope(r: Reply, obj: str) -> dict[str, Any]:

@@ -110,7 +110,8 @@ def _response(r: Reply, status: str, output: list[dict[str, Any]], usage: dict[s
 
 
 def render(r: Reply) -> dict[str, Any]:
-    return _response(r, "completed", _output(r), _usage(r))
+    # an unknown finish is the response's `status` (its terminal event stays `response.completed`)
+    return _response(r, r.finish or "completed", _output(r), _usage(r))
 
 
 def render_stream(r: Reply, include_usage: bool = True) -> list[bytes]:

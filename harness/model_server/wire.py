@@ -33,6 +33,9 @@ class Reply:
     input_tokens: int
     output_tokens: int
     id: str  # a fresh hex id for this response
+    # a finish/stop reason the client does not know (a scripted `unknown_finish`), sent instead of the protocol's
+    # own for the answer; None: the one that fits the answer (tool calls or a final text)
+    finish: str | None = None
 
 
 def new_id() -> str:

@@ -24,10 +24,11 @@ from loopbench.harness.scenario.model import (
     ToolSpec,
     ToolStep,
     Turn,
+    WireFault,
 )
 
 __all__ = [
     "SCENARIO_DIR", "SUITE_DEFAULTS_FILE", "After", "Bound", "Completion", "Expect", "HttpFailure", "Scenario",
-    "ToolSpec", "ToolStep", "Turn", "expand_paths", "load_defaults", "load_scenarios", "parse_scenario",
+    "ToolSpec", "ToolStep", "Turn", "WireFault", "expand_paths", "load_defaults", "load_scenarios", "parse_scenario",
     "scenario_files",
 ]

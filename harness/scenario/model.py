@@ -157,6 +157,53 @@ class HttpFailure(Strict):
     times: Annotated[int, Field(ge=1, le=MAX_COUNT)] | Literal["forever"] = 1
     headers: dict[str, str] | None = None
     message: str | None = None
+    # a 429's hint to wait this many whole seconds, sent the way the provider of the request's protocol sends it:
+    # a `retry-after` header (Anthropic, OpenAI), a RetryInfo `retryDelay` in the body (Gemini)
+    retry_after_s: int | None = Field(default=None, ge=1, le=int(MAX_SECONDS))
+
+    @model_validator(mode="after")
+    def _hint(self) -> HttpFailure:
+        if self.retry_after_s is not None and self.status != 429:
+            raise ValueError(f"retry_after_s: only a 429 carries a retry hint (status is {self.status})")
+        if self.retry_after_s is not None and self.headers is not None:
+            raise ValueError("retry_after_s: declare the hint or the `headers`, not both (the headers would replace "
+                             "what the provider sends with the hint)")
+        return self
+
+
+class WireFault(Strict):
+    """A response that goes wrong on the wire after a 200 (scenarios/README.md "Wire faults"), for `times` requests
+    of the turn's conversation state after its `fail_first` failures:
+    - `cut`: the connection closes mid-way (a stream after some events, no final one; a plain body short of its
+      Content-Length);
+    - `malformed`: a complete 200 whose body (or one SSE event of a stream) is not valid JSON;
+    - `unknown_finish`: an otherwise valid answer whose finish/stop reason is `finish_reason`, one the client
+      does not know (OpenAI Chat `finish_reason`, Responses `status`, Anthropic `stop_reason`, Gemini
+      `finishReason` upper-cased)."""
+
+    kind: Literal["cut", "malformed", "unknown_finish"]
+    times: Annotated[int, Field(ge=1, le=MAX_COUNT)] | Literal["forever"] = 1
+    finish_reason: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]{0,39}$")
+
+    @model_validator(mode="after")
+    def _reason(self) -> WireFault:
+        if (self.kind == "unknown_finish") != (self.finish_reason is not None):
+            raise ValueError("wire_fault: `finish_reason` goes with kind unknown_finish, and only with it")
+        if self.finish_reason in KNOWN_FINISH_REASONS:
+            raise ValueError(f"wire_fault: finish_reason {self.finish_reason!r} is one a provider documents; an "
+                             "unknown_finish needs a reason no client knows")
+        return self
+
+
+# every finish/stop reason the four protocols document (lower-cased): an `unknown_finish` must not be one of them
+KNOWN_FINISH_REASONS = frozenset({
+    "stop", "length", "tool_calls", "content_filter", "function_call",  # OpenAI Chat
+    "completed", "failed", "in_progress", "cancelled", "queued", "incomplete",  # OpenAI Responses status
+    "end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal",  # Anthropic
+    "model_context_window_exceeded",
+    "finish_reason_unspecified", "safety", "recitation", "language", "other", "blocklist",  # Gemini
+    "prohibited_content", "spii", "malformed_function_call", "image_safety", "unexpected_tool_call",
+})
 
 
 # what a turn asks the client to send as `tool_choice`: a mode, or the name of a tool it must call
@@ -174,6 +221,7 @@ class Turn(Strict):
     fail_first: list[HttpFailure] = Field(default_factory=list)
     delay_s: float = Field(default=0, ge=0, le=MAX_SECONDS)
     stream_delay_s: float = Field(default=0, ge=0, le=MAX_SECONDS)
+    wire_fault: WireFault | None = None  # after the fail_first failures: answers that go wrong after a 200
     # the loop's configuration for the request this turn answers: the client must send this `tool_choice`
     # (e.g. `required` on the opening turn: the first model call must use a tool). None: the client's default.
     tool_choice: ToolChoice | None = Field(default=None, union_mode="left_to_right")
@@ -195,7 +243,15 @@ class Turn(Strict):
             raise ValueError("every call id of a repeating turn must contain {n}")
         if not repeating and numbered:
             raise ValueError("only a repeating turn (repeat > 1) may number its call ids with {n}")
+        if self.wire_fault is not None and any(f.times == "forever" for f in self.fail_first):
+            raise ValueError("wire_fault: follows the fail_first failures, which never end here (times: forever)")
         return self
+
+    def failures(self) -> int | None:
+        """How many requests of a state the fail_first failures answer (None: forever)."""
+        if any(f.times == "forever" for f in self.fail_first):
+            return None
+        return sum(f.times for f in self.fail_first)  # type: ignore[misc]
 
 
 # ---------------------------------------------------------------- limits, approvals, evidence, expect
@@ -451,11 +507,15 @@ class Scenario(Strict):
 
     def model_fails_first(self) -> bool:
         """Some turn's model answer fails before it succeeds: the framework's own retry backoff will wait."""
-        return any(t.fail_first for t in self.all_turns())
+        return any(t.fail_first or t.wire_fault for t in self.all_turns())
 
     def scripted_delay_s(self) -> float:
         """Upper bound of the time the script itself spends waiting (used for hard timeouts)."""
         model = sum(t.delay_s + t.stream_delay_s for t in self.all_turns()) * 2
+        # a retry hint the client is told to wait, each time it is sent (a hint sent forever: once; the retry
+        # window covers the rest)
+        model += sum((f.retry_after_s or 0) * (1 if f.times == "forever" else f.times)
+                     for t in self.all_turns() for f in t.fail_first)
         tools = sum(
             (s.delay_s + (s.timeout.after_s if s.timeout else 0)) * s.times
             for spec in self.tools.values()
