@@ -111,7 +111,7 @@ from loopbench.adapters.node.adapter import NodeAdapter
 from loopbench.adapters.node.driver import Reply
 from loopbench.adapters.node.home import NodeHome
 from loopbench.adapters.node.protocol import Hello, SegmentAnswer, SegmentRequest, SubagentRun, Wire
-from loopbench.harness.adapter import Capabilities, NodeProject, RunContext
+from loopbench.harness.adapter import Capabilities, Intent, NodeProject, RunContext
 from loopbench.harness.record import LimitTranslation, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
@@ -194,6 +194,36 @@ DELEGATE_TOOL_LOOP_AGENT = ("a tool per child whose execute runs new ToolLoopAge
                             "own loop and defaults)")
 
 
+# the caller's cancel, per loop API (the driver's words: adapters/vercel/driver.mjs CANCEL, RESUME_AFTER_CANCEL)
+_ABORT_GENERATE = ("AbortController whose signal is the call's abortSignal, aborted on the caller's cancel; the "
+                   "SDK hands it to every tool's execute (passed on to the tool's ledger request). The call has no "
+                   "onAbort: it throws the abort, the completed steps are the onStepEnd ones "
+                   "(ai/src/generate-text/generate-text.ts:1833)")
+_ABORT_STREAM = ("AbortController whose signal is the call's abortSignal, with onAbort({steps}), aborted on the "
+                 "caller's cancel; the SDK hands the signal to every tool's execute (passed on to the tool's ledger "
+                 "request); the stream ends with an abort part (docs: ai/docs/06-advanced/02-stopping-streams.mdx; "
+                 "stream-text.ts:2101-2126)")
+_CONTINUE = ("the prompt plus the completed steps' response.messages kept at the abort (cancel.json), sent as "
+             "`messages` to a new call in a new process, as the docs continue a conversation (ai/docs/03-ai-sdk-core/"
+             "15-tools-and-tool-calling.mdx \"Response Messages\")")
+CANCEL = {
+    "generateText": f"generateText({{..., abortSignal}}): {_ABORT_GENERATE}",
+    "ToolLoopAgent": f"agent.generate({{..., abortSignal}}): {_ABORT_GENERATE}",
+    "streamText": f"streamText({{..., abortSignal, onAbort}}): {_ABORT_STREAM}",
+    "ToolLoopAgent.stream": f"new ToolLoopAgent({{..., onAbort}}).stream({{..., abortSignal}}): {_ABORT_STREAM}",
+}
+RESUME_AFTER_CANCEL = {
+    "generateText": f"generateText({{messages}}): {_CONTINUE}; the steps are onStepEnd's",
+    "ToolLoopAgent": f"agent.generate({{messages}}): {_CONTINUE}; the steps are onStepEnd's",
+    "streamText": f"streamText({{messages}}): {_CONTINUE}; the steps are onAbort's",
+    "ToolLoopAgent.stream": f"agent.stream({{messages}}): {_CONTINUE}; the steps are onAbort's",
+}
+
+
+def _cancel_mechanisms(api: str) -> dict[Intent, str]:
+    return {"cancel": CANCEL[api], "resume_after_cancel": RESUME_AFTER_CANCEL[api]}
+
+
 # how a stop that returns normally is read (every variant)
 STOP_NOTES = ("a step limit returns normally with finishReason 'tool-calls': the adapter infers it",
               "a deny stop (hasToolCall) returns normally too: the adapter infers it from the denied call")
@@ -237,8 +267,7 @@ class VercelAIAdapter(NodeAdapter):
     # what the driver does for each intent; each run's `mechanisms` are the driver's own words for it, the denied
     # tools named (adapters/vercel/driver.mjs; tests/test_adapter_contract.py checks that the two agree)
     mechanism_table = {
-        "cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
-        "resume_after_cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
+        **_cancel_mechanisms("generateText"),
         "delegate": DELEGATE_GENERATE_TEXT,
         "deny_stop": "toolApproval: {<denied tool>: fn} returning {type: 'denied'} + stopWhen: [..., "
                      "hasToolCall(<denied tool>)] (the loop ends after the step with the denied call)",
@@ -303,8 +332,12 @@ class VercelAIAdapter(NodeAdapter):
         # one per step (a step is one model response): the returned result's steps; a call that threw returned no
         # result and its error carries no steps (probes/anthropic_route.mjs), so the steps it reported to onStepEnd
         # (the source of its steps and tokens then too), and none when it reported no step
+        # a run that threw, or was cancelled with no onAbort (generateText), reported its steps to onStepEnd only:
+        # none reported is no count (onAbort's steps are the SDK's own list, empty or not)
+        from_callbacks = a.ended == "raised" or (a.ended == "cancelled" and a.cancel is not None
+                                                 and a.cancel.on_abort is None)
         counters = ReportedCounters(
-            model_requests_reported=a.model_responses if a.ended != "raised" or a.model_responses else None,
+            model_requests_reported=a.model_responses if not from_callbacks or a.model_responses else None,
             tool_calls_requested=a.tool_calls_requested,
             runtime_steps=a.step_count, runtime_step_unit="step",
             input_tokens_reported=usage.input_tokens if usage else None,
@@ -324,8 +357,12 @@ class VercelAIAdapter(NodeAdapter):
             extra["sdk_warnings"] = [w.wire() for w in a.warnings]
         if a.subagent_runs:  # the children's own results: the parent's usage does not hold them
             extra["subagent_runs"] = [r.wire() for r in a.subagent_runs]
+        if a.cancel is not None:
+            extra["cancel"] = a.cancel.wire()
         common = self._common(a, hello, limits, counters)
 
+        if a.ended == "cancelled":
+            return self._cancelled(a, extra, notes, common)
         if a.ended == "raised":
             assert a.thrown is not None
             signals = self._raised(a.thrown, lim.deadline_s is not None, extra)
@@ -347,7 +384,8 @@ class VercelToolLoopAgent(VercelAIAdapter):
     about = "ToolLoopAgent.generate() with the agent's own defaults where the scenario sets none"
     default_stop_key = "ToolLoopAgent_stopWhen"
     driver_api = "ToolLoopAgent"
-    mechanism_table = {**VercelAIAdapter.mechanism_table, "delegate": DELEGATE_TOOL_LOOP_AGENT}
+    mechanism_table = {**VercelAIAdapter.mechanism_table, "delegate": DELEGATE_TOOL_LOOP_AGENT,
+                       **_cancel_mechanisms("ToolLoopAgent")}
 
 
 class VercelStreamText(VercelAIAdapter):
@@ -357,6 +395,7 @@ class VercelStreamText(VercelAIAdapter):
     default_stop_key = "streamText_stopWhen"
     driver_api = "streamText"
     capabilities = VercelAIAdapter.capabilities.model_copy(update={"stream_of": "default"})
+    mechanism_table = {**VercelAIAdapter.mechanism_table, **_cancel_mechanisms("streamText")}
 
 
 class VercelToolLoopAgentStream(VercelAIAdapter):
@@ -365,7 +404,8 @@ class VercelToolLoopAgentStream(VercelAIAdapter):
     default_stop_key = "ToolLoopAgent_stopWhen"
     driver_api = "ToolLoopAgent.stream"
     capabilities = VercelAIAdapter.capabilities.model_copy(update={"stream_of": "tool-loop-agent"})
-    mechanism_table = {**VercelAIAdapter.mechanism_table, "delegate": DELEGATE_TOOL_LOOP_AGENT}
+    mechanism_table = {**VercelAIAdapter.mechanism_table, "delegate": DELEGATE_TOOL_LOOP_AGENT,
+                       **_cancel_mechanisms("ToolLoopAgent.stream")}
 
 
 class VercelOpenAICompatible(VercelAIAdapter):
