@@ -332,10 +332,9 @@ class VercelAIAdapter(NodeAdapter):
         # one per step (a step is one model response): the returned result's steps; a call that threw returned no
         # result and its error carries no steps (probes/anthropic_route.mjs), so the steps it reported to onStepEnd
         # (the source of its steps and tokens then too), and none when it reported no step
-        # a run that threw, or was cancelled with no onAbort (generateText), reported its steps to onStepEnd only:
-        # none reported is no count (onAbort's steps are the SDK's own list, empty or not)
-        from_callbacks = a.ended == "raised" or (a.ended == "cancelled" and a.cancel is not None
-                                                 and a.cancel.on_abort is None)
+        # a run that threw or was cancelled returned no result: its steps are those onStepEnd (or onAbort) got, and
+        # none is no count (the request the cut step answered is in no step), as for a timeout in a streamed tool
+        from_callbacks = a.ended in ("raised", "cancelled")
         counters = ReportedCounters(
             model_requests_reported=a.model_responses if not from_callbacks or a.model_responses else None,
             tool_calls_requested=a.tool_calls_requested,
