@@ -77,6 +77,21 @@ node_modules/@mastra/core/dist/docs/references/, are cited by file):
 - tool_choice: `prepareStep` returning `{toolChoice}` for the step a turn answers, chosen from the stored
   messages prepareStep gets (MastraDBMessage parts, not AI SDK model messages); for 'none' Mastra's
   `prepareToolsAndToolChoice` sends no tools at all, which the judge takes as `none` in effect.
+- the caller's cancel: the driver holds the ledger's cancel URL open (the request's `cancel_url`) and, when told,
+  aborts an AbortController whose signal generate/stream got as `abortSignal`, with `onAbort({steps, text})`
+  (reference-agents-generate.md); Mastra hands the signal to each tool's execute context, which passes it to its
+  ledger request (docs-agents-tools.md's fetch does the same). Measured (adapters/mastra/probes/abort_in_tool.mjs):
+  during a model request Mastra returns (it does not throw) with finishReason 'aborted' and calls onAbort with the
+  finished steps (stream: an `abort` chunk too): ended="cancelled", terminal_reason "onAbort" ("onAbort + abort
+  part"), the steps' usage reported. During a tool call the run stops at once but returns a normal result
+  (finishReason 'tool-calls', no onAbort, no abort chunk, no error): nothing Mastra returned says cancelled, so it
+  is mapped as it returned (incomplete), with a note, and nothing is kept for a resume;
+- resume after the cancel: the snapshot keeps the prompt plus onAbort's steps' `response.messages` (`cancel.json`),
+  sent as the messages of a new generate/stream call (a new process; no Memory is configured: @mastra/memory is
+  not in the lock). Those steps hold the finished call and its result among their parts, but their response
+  messages hold an empty tool message, and Mastra drops the call without a result, so the continuation starts
+  from the prompt alone and repeats the finished tool (the probe; not in the suite: its cancel_then_resume cancels
+  during a tool, where Mastra keeps nothing).
 Variant `stream`: `agent.stream()` reading `fullStream` (its `tool-call-approval` chunks are the pending calls)
 and `getFullOutput()`; resume with `approveToolCall` / `declineToolCall({runId, toolCallId})`: the idiom the
 human-in-the-loop page's quickstart shows; its model is the default's. Chosen over a workflow variant because

@@ -47,6 +47,24 @@ Translation of the neutral scenario into native controls (the `default` variant 
   with its approval request unanswered, the parent never sees it and answers (subagent_approval: incomplete, no
   pause); the child's tool error goes to the child, which answers (subagent_tool_failure: incomplete).
   adapters/vercel/probes/subagent_usage.mjs shows the usage split against the raw SDK.
+- the caller's cancel: the driver holds the ledger's cancel URL open (the request's `cancel_url`) and, when told,
+  aborts an AbortController whose signal every loop API got as its `abortSignal`; the SDK hands the signal to each
+  tool's execute, which passes it to its ledger request (the ledger sees the call abandoned), as a user's tool that
+  passes the signal on does. The streaming entry points also get `onAbort({steps})` (ToolLoopAgent in its
+  settings: its `stream()` passes it on, `generate()` has none) and end with an `abort` part; every idiom then
+  rejects / throws the `AbortError`: ended="cancelled", exception_type AbortError, terminal_reason "onAbort + abort
+  part" for the streaming ones. What was completed: onAbort's steps (streaming), else the steps onStepEnd got
+  (generateText has no onAbort, generate-text.ts:1833); their usage is reported, and a step list with none
+  counts no request. vercel/ai #8107 (onAbort not called during a tool call) does not reproduce in 7.0.173: onAbort
+  is called, with 0 steps (the step in flight is dropped). generateText's onStepEnd, though, gets the step whose
+  tool was aborted, with a `tool-error` part (adapters/vercel/probes/abort_in_tool.mjs);
+- resume after the cancel: the snapshot keeps the prompt plus those steps' `response.messages` (`cancel.json`);
+  the resume sends them as `messages` to a new call of the same API in a new process, as the docs continue a
+  conversation. Measured on cancel_then_resume: the streaming idioms re-ask the model, which looks the policy up
+  again (lookup_policy 2 executions: the abandoned one and the new one; post_to_portal 1); the generateText
+  idioms hand the model the aborted lookup as an error result, so it is not run again (lookup_policy 1) and the
+  model answers that error (the scripted model classifies it from the ledger, which finishes the abandoned call
+  5 s later: completed or script_error depending on when the resume's request comes).
 Variants (each a request field of the driver's, never a branch on a scenario):
 - `tool-loop-agent`: `new ToolLoopAgent({...}).generate()` with the same translation and model, so the agent's own
   defaults (its default stop condition) apply wherever the scenario sets nothing;

@@ -442,7 +442,8 @@ async function runSegment(req, store) {
     await mkdir(req.snapshot_dir, { recursive: true });
     await writeFile(`${req.snapshot_dir}/${CANCEL_FILE}`, JSON.stringify({
       kind: 'cancel', steps: given.length, steps_source: source, messages: conversation,
-      step_keys: given[0] ? Object.keys(given[0]) : [] }));
+      // what each step held (its parts' types), beside the messages: what a resume can and cannot continue from
+      step_parts: given.map((st) => (st.content ?? []).map((p) => p?.type)) }));
     return {
       ...out, ended: 'cancelled', ...(thrown ? { thrown } : {}), step_count: given.length, step_count_source: source,
       usage: { input_tokens: sumOf('inputTokens'), output_tokens: sumOf('outputTokens'), source },

@@ -10,24 +10,29 @@
 // Run: adapters/mastra/node_modules/.bin/node adapters/mastra/probes/abort_in_tool.mjs
 // Printed (@mastra/core 1.71.0):
 //   generate / tool: returned in 0.02 s after the abort: finishReason tool-calls, error undefined, steps 1, onAbort not called, 1 request(s), 0.7 s in all
-//   generate / model: returned in 0.01 s after the abort: finishReason aborted, error undefined, steps 1, onAbort called with 1 step(s), 2 request(s), 6.0 s in all
+//   generate / model: returned in 0.01 s after the abort: finishReason aborted, error undefined, steps 1, onAbort called with 1 step(s) (parts tool-call,tool-result; response messages assistant[tool-call] tool[]), 2 request(s), 6.0 s in all
+//     continued from them: the first request sends [system,user]
 //   stream / tool: returned in 0.00 s after the abort: finishReason tool-calls, error undefined, steps 1, onAbort not called, no abort chunk, 1 request(s), 0.6 s in all
-//   stream / model: returned in 0.01 s after the abort: finishReason aborted, error undefined, steps 1, onAbort called with 1 step(s), an abort chunk, 2 request(s), 6.0 s in all
+//   stream / model: returned in 0.01 s after the abort: finishReason aborted, error undefined, steps 1, onAbort called with 1 step(s) (parts tool-call,tool-result; response messages assistant[tool-call] tool[]), an abort chunk, 2 request(s), 6.0 s in all
 // An abort while a tool runs stops the run at once, but Mastra reports a normal end: no onAbort, no abort chunk, no
 // error, finishReason 'tool-calls' (the AI SDK's #8107 symptom, in Mastra's loop); during a model request it
-// returns finishReason 'aborted' and calls onAbort.
+// returns finishReason 'aborted' and calls onAbort, whose steps hold the finished call and its result among their
+// parts, but their response messages hold an empty tool message; continued from those messages, Mastra sends the
+// prompt alone (the call without a result is dropped), so the model asks for the finished tool again.
 import http from 'node:http';
 import { Agent } from '@mastra/core/agent';
 import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
 
 let requests = 0;
+const sentMessages = []; // each request's message roles
 const server = http.createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     requests += 1;
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    sentMessages.push(body.messages.map((m) => m.role).join(','));
     const hasResult = body.messages.some((m) => m.role === 'tool');
     const message = hasResult ? { role: 'assistant', content: 'Policy POL-7 applies.' } : {
       role: 'assistant', content: null,
@@ -80,7 +85,14 @@ for (const mode of ['generate', 'stream']) {
     let abortedAt;
     const arm = () => setTimeout(() => { abortedAt = performance.now(); controller.abort(); }, 500);
     toolStarted = during === 'tool' ? arm : null;
-    const options = { abortSignal: controller.signal, onAbort: ({ steps, text }) => { onAbort = { steps: steps.length, text }; } };
+    const options = { abortSignal: controller.signal, onAbort: ({ steps, text }) => {
+      onAbort = { steps: steps.length, text,
+        kept: steps.flatMap((st) => st.response?.messages ?? []),
+        // what a caller would keep to continue: each step's parts and its response messages
+        parts: steps.flatMap((st) => (st.content ?? []).map((p) => p.type)).join(','),
+        messages: steps.flatMap((st) => st.response?.messages ?? [])
+          .map((m) => `${m.role}[${Array.isArray(m.content) ? m.content.map((p) => p.type).join(',') : 'text'}]`).join(' ') };
+    } };
     let line;
     try {
       let out;
@@ -95,13 +107,24 @@ for (const mode of ['generate', 'stream']) {
       }
       line = `returned in ${((performance.now() - abortedAt) / 1000).toFixed(2)} s after the abort: finishReason `
         + `${out.finishReason}, error ${out.error?.name}, steps ${out.steps?.length}, `
-        + `${onAbort ? `onAbort called with ${onAbort.steps} step(s)` : 'onAbort not called'}`
+        + `${onAbort ? `onAbort called with ${onAbort.steps} step(s) (parts ${onAbort.parts}; response messages `
+          + `${onAbort.messages})` : 'onAbort not called'}`
         + `${mode === 'stream' ? (abortChunk ? ', an abort chunk' : ', no abort chunk') : ''}`;
     } catch (error) {
       line = `threw ${error.name} ${((performance.now() - abortedAt) / 1000).toFixed(2)} s after the abort, `
         + `${onAbort ? `onAbort called with ${onAbort.steps} step(s)` : 'onAbort not called'}`;
     }
     console.log(`${mode} / ${during}: ${line}, ${requests} request(s), ${((performance.now() - began) / 1000).toFixed(1)} s in all`);
+    if (mode === 'generate' && during === 'model' && onAbort) {
+      // continue from the prompt plus the kept response messages, as a conversation is continued: what is sent?
+      sentMessages.length = 0;
+      toolStarted = null;
+      const again = new Agent({ id: 'probe', name: 'probe', instructions: 'Be brief.',
+        model: { id: 'openai/m', url, apiKey: 'k' }, tools: { slow_lookup: slowLookup } });
+      const cont = again.generate([{ role: 'user', content: 'Look up the refund policy.' }, ...onAbort.kept], { maxSteps: 1 });
+      await cont.catch(() => {});
+      console.log(`  continued from them: the first request sends [${sentMessages[0]}]`);
+    }
   }
 }
 server.close();
