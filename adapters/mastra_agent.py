@@ -77,6 +77,21 @@ node_modules/@mastra/core/dist/docs/references/, are cited by file):
 - tool_choice: `prepareStep` returning `{toolChoice}` for the step a turn answers, chosen from the stored
   messages prepareStep gets (MastraDBMessage parts, not AI SDK model messages); for 'none' Mastra's
   `prepareToolsAndToolChoice` sends no tools at all, which the judge takes as `none` in effect.
+- the caller's cancel: the driver holds the ledger's cancel URL open (the request's `cancel_url`) and, when told,
+  aborts an AbortController whose signal generate/stream got as `abortSignal`, with `onAbort({steps, text})`
+  (reference-agents-generate.md); Mastra hands the signal to each tool's execute context, which passes it to its
+  ledger request (docs-agents-tools.md's fetch does the same). Measured (adapters/mastra/probes/abort_in_tool.mjs):
+  during a model request Mastra returns (it does not throw) with finishReason 'aborted' and calls onAbort with the
+  finished steps (stream: an `abort` chunk too): ended="cancelled", terminal_reason "onAbort" ("onAbort + abort
+  part"), the steps' usage reported. During a tool call the run stops at once but returns a normal result
+  (finishReason 'tool-calls', no onAbort, no abort chunk, no error): nothing Mastra returned says cancelled, so it
+  is mapped as it returned (incomplete), with a note, and nothing is kept for a resume;
+- resume after the cancel: the snapshot keeps the prompt plus onAbort's steps' `response.messages` (`cancel.json`),
+  sent as the messages of a new generate/stream call (a new process; no Memory is configured: @mastra/memory is
+  not in the lock). Those steps hold the finished call and its result among their parts, but their response
+  messages hold an empty tool message, and Mastra drops the call without a result, so the continuation starts
+  from the prompt alone and repeats the finished tool (the probe; not in the suite: its cancel_then_resume cancels
+  during a tool, where Mastra keeps nothing).
 Variant `stream`: `agent.stream()` reading `fullStream` (its `tool-call-approval` chunks are the pending calls)
 and `getFullOutput()`; resume with `approveToolCall` / `declineToolCall({runId, toolCallId})`: the idiom the
 human-in-the-loop page's quickstart shows; its model is the default's. Chosen over a workflow variant because
@@ -179,6 +194,13 @@ HOME = NodeHome(
 # a ledger error is thrown from the tool's execute: Mastra hands the model the error as the tool's result (the driver
 # reports the same words for the two tool-error intents)
 TOOL_ERROR_THROWN = "createTool execute throws an Error (Mastra's tool-error path: the model gets the error)"
+# the caller's cancel and continuing after it (the driver's words: adapters/mastra/driver.mjs CANCEL_WORDS)
+CANCEL_WORDS = ("AbortController whose signal is the call's abortSignal, with onAbort({steps, text}), aborted on the "
+                "caller's cancel (reference-agents-generate.md: options.abortSignal, options.onAbort); Mastra hands "
+                "the signal to every tool's execute context (passed on to the tool's ledger request, as "
+                "docs-agents-tools.md's fetch does)")
+RESUME_WORDS = ("the prompt plus the response messages of the steps onAbort gave (cancel.json), passed as the "
+                "messages of a new call in a new process (reference-agents-generate.md: messages may be an array)")
 # the model router's route for a Claude model, as Mastra's model docs name it ("provider/model-name", resolved by the
 # router's models.dev gateway to the AI SDK's Anthropic provider)
 ANTHROPIC_ROUTE = ("Mastra model router: anthropic/<model> (@ai-sdk/anthropic, Anthropic Messages; base URL from "
@@ -226,6 +248,7 @@ class MastraAnswer(SegmentAnswer):
     run_id: str | None = None
     result_steps: list[StepCalls] | None = None  # result.steps (on a resume, the whole run's)
     subagent_runs: list[MastraSubagentRun] = []  # each delegation tool's result: the child's own finish and usage
+    continued_after_cancel: bool = False  # a resume that continued a cancelled run from the messages it kept
 
 
 @dataclass(frozen=True)
@@ -272,8 +295,8 @@ class MastraAdapter(NodeAdapter):
              "anthropic/<model>; maxSteps/timeout/requireApproval/hooks from the scenario")
     capabilities = _capabilities("approveToolCallGenerate/declineToolCallGenerate")
     mechanism_table = {
-        "cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
-        "resume_after_cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
+        "cancel": f"agent.generate(prompt, {{..., abortSignal, onAbort}}): {CANCEL_WORDS}",
+        "resume_after_cancel": f"agent.generate(messages, {{...}}): {RESUME_WORDS}",
         "delegate": "new Agent({..., agents: {<child id>: new Agent({instructions, tools})}}): Mastra offers each "
                     "child as a tool agent-<child id> running the child's own generate/stream on the prompt (the "
                     "supervisor-agent docs)",
@@ -375,7 +398,9 @@ class MastraAdapter(NodeAdapter):
             runtime_steps=a.step_count, runtime_step_unit="step",
             input_tokens_reported=usage.input_tokens if usage else None,
             output_tokens_reported=usage.output_tokens if usage else None,
-            cumulative=True,  # a resumed run's result holds the whole run's steps and usage
+            # a resumed run's result holds the whole run's steps and usage; a run continued after a cancel is a new
+            # call on the messages kept, whose result holds its own steps only
+            cumulative=not a.continued_after_cancel,
         )
         extra: dict[str, Any] = {
             "steps": [s.wire() for s in a.result_steps or a.steps or []],
@@ -396,8 +421,12 @@ class MastraAdapter(NodeAdapter):
             extra["denied_calls"] = [d.wire() for d in a.denied]
         if a.subagent_runs:  # the children's own results: the run's usage does not hold them
             extra["subagent_runs"] = [r.wire() for r in a.subagent_runs]
+        if a.cancel is not None:
+            extra["cancel"] = a.cancel.wire()
         common = self._common(a, hello, limits, counters)
 
+        if a.ended == "cancelled":
+            return self._cancelled(a, extra, notes, common)
         if a.ended == "raised":
             assert a.thrown is not None
             # it threw: there is no result, so none of its counters (the steps onStepFinish saw stay in extra)
@@ -422,6 +451,13 @@ class MastraAdapter(NodeAdapter):
                 model_requests_reported=None if a.step_count is None else a.step_count + 1))
             return self._paused(a, ctx, extra, notes, common)
 
+        if a.cancel is not None and a.cancel.aborted:
+            # measured, not guessed: an abort while a tool runs ends Mastra's run at once with a normal result
+            # (finishReason 'tool-calls', no onAbort, no abort chunk, no error: probes/abort_in_tool.mjs), so
+            # nothing the framework returned says it was cancelled: mapped as it returned
+            notes.append(f"the caller's cancel aborted the run ({a.cancel.abort_ms} ms before it settled), but Mastra "
+                         f"returned a normal result (finishReason {a.finish_reason!r}, onAbort not called): mapped "
+                         "as returned")
         last = a.last_step
         could_go_on = last is not None and last.tool_calls > 0 and last.tool_outputs == last.tool_calls
         # Mastra's stop condition counts the steps of this call: a resume's result.steps also holds the steps before
@@ -441,6 +477,8 @@ class MastraStream(MastraAdapter):
                           "Mastra storage (LibSQLStore in the task dir); resumed with agent.approveToolCall/"
                           "declineToolCall({runId, toolCallId})",
         "reject": "agent.declineToolCall({runId, toolCallId}) on resume (the model gets the decline message)",
+        "cancel": f"agent.stream(prompt, {{..., abortSignal, onAbort}}): {CANCEL_WORDS}",
+        "resume_after_cancel": f"agent.stream(messages, {{...}}): {RESUME_WORDS}",
     }
 
 

@@ -47,6 +47,24 @@ Translation of the neutral scenario into native controls (the `default` variant 
   with its approval request unanswered, the parent never sees it and answers (subagent_approval: incomplete, no
   pause); the child's tool error goes to the child, which answers (subagent_tool_failure: incomplete).
   adapters/vercel/probes/subagent_usage.mjs shows the usage split against the raw SDK.
+- the caller's cancel: the driver holds the ledger's cancel URL open (the request's `cancel_url`) and, when told,
+  aborts an AbortController whose signal every loop API got as its `abortSignal`; the SDK hands the signal to each
+  tool's execute, which passes it to its ledger request (the ledger sees the call abandoned), as a user's tool that
+  passes the signal on does. The streaming entry points also get `onAbort({steps})` (ToolLoopAgent in its
+  settings: its `stream()` passes it on, `generate()` has none) and end with an `abort` part; every idiom then
+  rejects / throws the `AbortError`: ended="cancelled", exception_type AbortError, terminal_reason "onAbort + abort
+  part" for the streaming ones. What was completed: onAbort's steps (streaming), else the steps onStepEnd got
+  (generateText has no onAbort, generate-text.ts:1833); their usage is reported, and a step list with none
+  counts no request. vercel/ai #8107 (onAbort not called during a tool call) does not reproduce in 7.0.173: onAbort
+  is called, with 0 steps (the step in flight is dropped). generateText's onStepEnd, though, gets the step whose
+  tool was aborted, with a `tool-error` part (adapters/vercel/probes/abort_in_tool.mjs);
+- resume after the cancel: the snapshot keeps the prompt plus those steps' `response.messages` (`cancel.json`);
+  the resume sends them as `messages` to a new call of the same API in a new process, as the docs continue a
+  conversation. Measured on cancel_then_resume: the streaming idioms re-ask the model, which looks the policy up
+  again (lookup_policy 2 executions: the abandoned one and the new one; post_to_portal 1); the generateText
+  idioms hand the model the aborted lookup as an error result, so it is not run again (lookup_policy 1) and the
+  model answers that error (the scripted model classifies it from the ledger, which finishes the abandoned call
+  5 s later: completed or script_error depending on when the resume's request comes).
 Variants (each a request field of the driver's, never a branch on a scenario):
 - `tool-loop-agent`: `new ToolLoopAgent({...}).generate()` with the same translation and model, so the agent's own
   defaults (its default stop condition) apply wherever the scenario sets nothing;
@@ -111,7 +129,7 @@ from loopbench.adapters.node.adapter import NodeAdapter
 from loopbench.adapters.node.driver import Reply
 from loopbench.adapters.node.home import NodeHome
 from loopbench.adapters.node.protocol import Hello, SegmentAnswer, SegmentRequest, SubagentRun, Wire
-from loopbench.harness.adapter import Capabilities, NodeProject, RunContext
+from loopbench.harness.adapter import Capabilities, Intent, NodeProject, RunContext
 from loopbench.harness.record import LimitTranslation, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
@@ -194,6 +212,36 @@ DELEGATE_TOOL_LOOP_AGENT = ("a tool per child whose execute runs new ToolLoopAge
                             "own loop and defaults)")
 
 
+# the caller's cancel, per loop API (the driver's words: adapters/vercel/driver.mjs CANCEL, RESUME_AFTER_CANCEL)
+_ABORT_GENERATE = ("AbortController whose signal is the call's abortSignal, aborted on the caller's cancel; the "
+                   "SDK hands it to every tool's execute (passed on to the tool's ledger request). The call has no "
+                   "onAbort: it throws the abort, the completed steps are the onStepEnd ones "
+                   "(ai/src/generate-text/generate-text.ts:1833)")
+_ABORT_STREAM = ("AbortController whose signal is the call's abortSignal, with onAbort({steps}), aborted on the "
+                 "caller's cancel; the SDK hands the signal to every tool's execute (passed on to the tool's ledger "
+                 "request); the stream ends with an abort part (docs: ai/docs/06-advanced/02-stopping-streams.mdx; "
+                 "stream-text.ts:2101-2126)")
+_CONTINUE = ("the prompt plus the completed steps' response.messages kept at the abort (cancel.json), sent as "
+             "`messages` to a new call in a new process, as the docs continue a conversation (ai/docs/03-ai-sdk-core/"
+             "15-tools-and-tool-calling.mdx \"Response Messages\")")
+CANCEL = {
+    "generateText": f"generateText({{..., abortSignal}}): {_ABORT_GENERATE}",
+    "ToolLoopAgent": f"agent.generate({{..., abortSignal}}): {_ABORT_GENERATE}",
+    "streamText": f"streamText({{..., abortSignal, onAbort}}): {_ABORT_STREAM}",
+    "ToolLoopAgent.stream": f"new ToolLoopAgent({{..., onAbort}}).stream({{..., abortSignal}}): {_ABORT_STREAM}",
+}
+RESUME_AFTER_CANCEL = {
+    "generateText": f"generateText({{messages}}): {_CONTINUE}; the steps are onStepEnd's",
+    "ToolLoopAgent": f"agent.generate({{messages}}): {_CONTINUE}; the steps are onStepEnd's",
+    "streamText": f"streamText({{messages}}): {_CONTINUE}; the steps are onAbort's",
+    "ToolLoopAgent.stream": f"agent.stream({{messages}}): {_CONTINUE}; the steps are onAbort's",
+}
+
+
+def _cancel_mechanisms(api: str) -> dict[Intent, str]:
+    return {"cancel": CANCEL[api], "resume_after_cancel": RESUME_AFTER_CANCEL[api]}
+
+
 # how a stop that returns normally is read (every variant)
 STOP_NOTES = ("a step limit returns normally with finishReason 'tool-calls': the adapter infers it",
               "a deny stop (hasToolCall) returns normally too: the adapter infers it from the denied call")
@@ -237,8 +285,7 @@ class VercelAIAdapter(NodeAdapter):
     # what the driver does for each intent; each run's `mechanisms` are the driver's own words for it, the denied
     # tools named (adapters/vercel/driver.mjs; tests/test_adapter_contract.py checks that the two agree)
     mechanism_table = {
-        "cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
-        "resume_after_cancel": "unsupported: the caller's cancel is not mapped to this framework's idiom yet",
+        **_cancel_mechanisms("generateText"),
         "delegate": DELEGATE_GENERATE_TEXT,
         "deny_stop": "toolApproval: {<denied tool>: fn} returning {type: 'denied'} + stopWhen: [..., "
                      "hasToolCall(<denied tool>)] (the loop ends after the step with the denied call)",
@@ -303,8 +350,11 @@ class VercelAIAdapter(NodeAdapter):
         # one per step (a step is one model response): the returned result's steps; a call that threw returned no
         # result and its error carries no steps (probes/anthropic_route.mjs), so the steps it reported to onStepEnd
         # (the source of its steps and tokens then too), and none when it reported no step
+        # a run that threw or was cancelled returned no result: its steps are those onStepEnd (or onAbort) got, and
+        # none is no count (the request the cut step answered is in no step), as for a timeout in a streamed tool
+        from_callbacks = a.ended in ("raised", "cancelled")
         counters = ReportedCounters(
-            model_requests_reported=a.model_responses if a.ended != "raised" or a.model_responses else None,
+            model_requests_reported=a.model_responses if not from_callbacks or a.model_responses else None,
             tool_calls_requested=a.tool_calls_requested,
             runtime_steps=a.step_count, runtime_step_unit="step",
             input_tokens_reported=usage.input_tokens if usage else None,
@@ -324,8 +374,12 @@ class VercelAIAdapter(NodeAdapter):
             extra["sdk_warnings"] = [w.wire() for w in a.warnings]
         if a.subagent_runs:  # the children's own results: the parent's usage does not hold them
             extra["subagent_runs"] = [r.wire() for r in a.subagent_runs]
+        if a.cancel is not None:
+            extra["cancel"] = a.cancel.wire()
         common = self._common(a, hello, limits, counters)
 
+        if a.ended == "cancelled":
+            return self._cancelled(a, extra, notes, common)
         if a.ended == "raised":
             assert a.thrown is not None
             signals = self._raised(a.thrown, lim.deadline_s is not None, extra)
@@ -347,7 +401,8 @@ class VercelToolLoopAgent(VercelAIAdapter):
     about = "ToolLoopAgent.generate() with the agent's own defaults where the scenario sets none"
     default_stop_key = "ToolLoopAgent_stopWhen"
     driver_api = "ToolLoopAgent"
-    mechanism_table = {**VercelAIAdapter.mechanism_table, "delegate": DELEGATE_TOOL_LOOP_AGENT}
+    mechanism_table = {**VercelAIAdapter.mechanism_table, "delegate": DELEGATE_TOOL_LOOP_AGENT,
+                       **_cancel_mechanisms("ToolLoopAgent")}
 
 
 class VercelStreamText(VercelAIAdapter):
@@ -357,6 +412,7 @@ class VercelStreamText(VercelAIAdapter):
     default_stop_key = "streamText_stopWhen"
     driver_api = "streamText"
     capabilities = VercelAIAdapter.capabilities.model_copy(update={"stream_of": "default"})
+    mechanism_table = {**VercelAIAdapter.mechanism_table, **_cancel_mechanisms("streamText")}
 
 
 class VercelToolLoopAgentStream(VercelAIAdapter):
@@ -365,7 +421,8 @@ class VercelToolLoopAgentStream(VercelAIAdapter):
     default_stop_key = "ToolLoopAgent_stopWhen"
     driver_api = "ToolLoopAgent.stream"
     capabilities = VercelAIAdapter.capabilities.model_copy(update={"stream_of": "tool-loop-agent"})
-    mechanism_table = {**VercelAIAdapter.mechanism_table, "delegate": DELEGATE_TOOL_LOOP_AGENT}
+    mechanism_table = {**VercelAIAdapter.mechanism_table, "delegate": DELEGATE_TOOL_LOOP_AGENT,
+                       **_cancel_mechanisms("ToolLoopAgent.stream")}
 
 
 class VercelOpenAICompatible(VercelAIAdapter):

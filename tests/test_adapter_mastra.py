@@ -402,3 +402,48 @@ def test_a_token_budget_over_a_child_is_unsupported(records):
     assert r.unsupported == ["max_total_tokens"] and r.outcome == "completed"
     assert r.counters.model_requests_by_agent == {"main": 2, "billing": 4}
     assert (r.counters.input_tokens_reported, r.counters.input_tokens_observed) == (2000, 6000)
+
+
+# ------------------------------------------------------------------ the caller's cancel
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_cancel_in_a_model_request_ends_with_onabort_and_keeps_the_steps_before(records, variant):
+    """The driver aborts the AbortController whose signal generate/stream got: Mastra returns (it does not throw)
+    with finishReason 'aborted' and calls onAbort with the finished step, whose usage is still reported."""
+    r = records[("cancel_during_model", variant)]
+    seg = r.segments[0]
+    assert r.outcome == "cancelled", r.error_reason
+    signals = seg.outcome_signals
+    assert signals.exception_type is None and signals.finish_reason == "aborted"
+    assert signals.terminal_reason == ("onAbort + abort part" if variant == "stream" else "onAbort")
+    cancel = signals.extra["cancel"]
+    assert cancel["told"] and cancel["aborted"] and cancel["at_s"] == pytest.approx(seg.cancel_sent_s)
+    assert cancel["on_abort"]["steps"] == 1 and cancel["steps_source"] == "onAbort steps"
+    c = r.counters
+    assert c.model_requests_observed == 2 and c.model_requests_reported == 1 and c.tool_executions == 1
+    assert c.input_tokens_reported == 1000 and c.output_tokens_reported == 100
+    # the model would have taken 5 s: a run that waited for it ends after that (wide margin)
+    assert c.elapsed_s is not None and c.elapsed_s < 4.5
+    assert r.native.mechanisms["cancel"] == adapter_class("mastra", variant).mechanism_table["cancel"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", ["cancel_during_tool", "cancel_then_resume"])
+def test_a_cancel_in_a_tool_stops_the_run_with_a_normal_result(records, scenario, variant):
+    """The tool got Mastra's abortSignal and passed it to its ledger request (the ledger sees the call abandoned),
+    and the run stops at once, but Mastra returns a normal result: finishReason 'tool-calls', no onAbort, no abort
+    chunk, no error (adapters/mastra/probes/abort_in_tool.mjs). Nothing it returned says cancelled, so the run is
+    mapped as it returned, with a note; it kept nothing to resume from, so no resume runs."""
+    r = records[(scenario, variant)]
+    assert [s.kind for s in r.segments] == ["run"] and r.counters.resumes == 0
+    seg = r.segments[0]
+    signals = seg.outcome_signals
+    assert seg.cancel_sent_s is not None and signals.ended == "returned" and r.outcome == "incomplete"
+    assert signals.finish_reason == "tool-calls"
+    cancel = signals.extra["cancel"]
+    assert cancel["told"] and cancel["aborted"] and cancel["on_abort"] is None
+    assert cancel["abort_part"] is (False if variant == "stream" else None)
+    assert any("Mastra returned a normal result" in n for n in r.native.notes)
+    c = r.counters
+    assert c.abandoned_calls == 1 and c.elapsed_s is not None and c.elapsed_s < 4.5
+    if scenario == "cancel_then_resume":
+        assert c.tool_executions_by_tool == {"post_to_portal": 1, "lookup_policy": 1}

@@ -23,7 +23,7 @@ from loopbench.adapters.node import adapter as node_adapter
 from loopbench.adapters.node.driver import DriverDied, NodeDriver
 from loopbench.adapters.node.protocol import PROTOCOL_VERSION, DriverError, ErrorAnswer, Ping, Pong
 from loopbench.adapters.vercel_ai import TOOL_ERROR_THROWN, VercelAIAdapter, VercelAnswer
-from loopbench.harness.adapter import RunContext
+from loopbench.harness.adapter import RunContext, adapter_class
 from loopbench.harness.own_work import OWN_WORK
 from loopbench.harness.record import RunRecord
 from loopbench.harness.scenario import Scenario, load_scenarios
@@ -98,7 +98,7 @@ def test_a_streamed_loop_is_the_loop_it_streams_but_for_a_timeout_in_a_tool(reco
     """streamText / ToolLoopAgent.stream read to the end end every scenario as generateText / generate do, with the
     same requests, tool runs and reported counts; the one difference measured: a timeout that passes while a tool
     runs (the main agent's, or a sub-agent's inside a delegation) leaves the stream no step to report
-    (adapters/vercel/probes/stream_timeout_in_tool.mjs)."""
+    (adapters/vercel/probes/stream_timeout_in_tool.mjs), and so does a cancel there (probes/abort_in_tool.mjs)."""
     from loopbench.reports.cells import cells
     from loopbench.reports.streaming import differences
 
@@ -107,8 +107,14 @@ def test_a_streamed_loop_is_the_loop_it_streams_but_for_a_timeout_in_a_tool(reco
               for (sid, v) in records if v == variant}
     cut_in_a_tool = ["requests reported: 1 → null", "input tokens reported: 1000 → null",
                      "output tokens reported: 100 → null"]
+    # a cancel in a tool: onAbort gives no step where generateText's onStepEnd got the cut one; resumed after it,
+    # the stream's kept steps lack the cut lookup, which the model asks for again (one request and one run more;
+    # the generateText resume's outcome depends on when the abandoned lookup ends in the ledger: not compared)
+    resumed = differ.pop("cancel_then_resume")
+    assert {"requests observed: 3 → 4", "tool runs: 2 → 3"} <= set(resumed), resumed
     assert {sid: d for sid, d in differ.items() if d} == {"deadline_slow_tool": cut_in_a_tool,
-                                                         "subagent_deadline": cut_in_a_tool}
+                                                         "subagent_deadline": cut_in_a_tool,
+                                                         "cancel_during_tool": cut_in_a_tool}
     cut = records[("deadline_slow_tool", variant)]
     assert cut.outcome == "limit_deadline" and cut.native.signals.exception_type == "TimeoutError"
     assert cut.counters.model_requests_observed == 1 and cut.counters.runtime_steps == 0
@@ -456,3 +462,77 @@ def test_the_python_side_of_a_run_is_loopbenchs_own_cpu(fresh_driver, harness, s
     # all of this process's CPU for the run but asyncio.run's own set-up, and the (server's) ledger serving in
     # this test process
     assert 0 < own <= python_side and own >= 0.2 * python_side, (own, python_side)
+
+
+# ------------------------------------------------------------------ the caller's cancel
+GENERATE_VARIANTS = [v for v in VARIANTS if v not in STREAMED]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", ["cancel_during_tool", "cancel_during_model"])
+def test_the_callers_cancel_aborts_the_run_through_its_abort_signal(records, scenario, variant):
+    """The driver aborts its AbortController when the ledger says cancel; every loop API stops on it at once and
+    throws the abort (the streaming ones after onAbort and an abort part)."""
+    r = records[(scenario, variant)]
+    seg = r.segments[0]
+    assert r.outcome == "cancelled", r.error_reason
+    assert seg.cancel_sent_s is not None
+    signals = seg.outcome_signals
+    assert signals.exception_type == "AbortError"
+    cancel = signals.extra["cancel"]
+    assert cancel["told"] and cancel["aborted"] and cancel["at_s"] == pytest.approx(seg.cancel_sent_s)
+    streamed = variant in STREAMED
+    assert (cancel["on_abort"] is not None) is streamed
+    assert cancel["abort_part"] is (True if streamed else None)
+    assert signals.terminal_reason == ("onAbort + abort part" if streamed else None)
+    # the tool (or the model) would have taken 5 s: a run that waited for it ends after that (wide margin)
+    assert r.counters.elapsed_s is not None and r.counters.elapsed_s < 4.5
+    assert r.native.mechanisms["cancel"] == adapter_class("vercel-ai", variant).mechanism_table["cancel"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_cancel_in_a_tool_abandons_it_and_reports_what_the_sdk_kept(records, variant):
+    """The tool got the SDK's abortSignal and passed it to its ledger request: the ledger sees the call abandoned.
+    generateText has no onAbort; its onStepEnd still gets the step whose tool was aborted (with its usage), while
+    streamText's onAbort gives no step (adapters/vercel/probes/abort_in_tool.mjs): nothing reported, not 0."""
+    r = records[("cancel_during_tool", variant)]
+    c = r.counters
+    assert c.model_requests_observed == 1 and c.abandoned_calls == 1
+    assert [e.caller_abandoned for e in r.ledger if e.tool == "get_ticket"] == [True]
+    cancel = r.segments[0].outcome_signals.extra["cancel"]
+    if variant in STREAMED:
+        assert cancel["on_abort"] == {"steps": 0} and cancel["steps_source"] == "onAbort steps"
+        assert c.model_requests_reported is None and c.input_tokens_reported is None
+    else:
+        assert cancel["steps"] == 1 and cancel["steps_source"] == "onStepEnd callbacks"
+        assert c.model_requests_reported == 1 and c.input_tokens_reported == c.input_tokens_observed == 1000
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_cancel_in_a_model_request_keeps_the_usage_of_the_steps_before(records, variant):
+    r = records[("cancel_during_model", variant)]
+    c = r.counters
+    assert c.model_requests_observed == 2 and c.tool_executions == 1 and c.abandoned_calls == 0
+    # the first response's step finished before the cancel: every idiom reports it; the cut request is in none
+    assert c.model_requests_reported == 1 and c.input_tokens_reported == 1000 and c.output_tokens_reported == 100
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_resume_after_the_cancel_continues_from_the_steps_kept_without_posting_again(records, variant):
+    """The resume sends the prompt plus the kept steps' response messages in a new call: the committed post is in
+    them, so it is not repeated. streamText's onAbort dropped the step in flight, so the model asks for the lookup
+    again; generateText's onStepEnd kept it with the abort as its tool error, so the lookup is not run again and
+    the model answers that error (how the scripted model classifies it depends on whether the abandoned lookup had
+    ended in the ledger by then: the script has a turn for its receipt only)."""
+    r = records[("cancel_then_resume", variant)]
+    assert [s.kind for s in r.segments] == ["run", "resume"]
+    assert r.segments[0].outcome_signals.ended == "cancelled" and r.counters.resumes == 1
+    assert r.counters.tool_executions_by_tool["post_to_portal"] == 1
+    resumed = [q for q in r.requests if q.t_s > r.requests[1].t_s]
+    first = {t.call_id for t in resumed[0].tool_results}
+    if variant in STREAMED:
+        assert r.outcome == "completed"
+        assert first == {"post_1"} and r.counters.tool_executions_by_tool["lookup_policy"] == 2
+    else:
+        assert first == {"post_1", "policy_1"} and r.counters.tool_executions_by_tool["lookup_policy"] == 1
+        assert r.outcome in ("completed", "script_error")

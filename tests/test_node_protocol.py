@@ -33,8 +33,12 @@ from loopbench.harness.scenario import Scenario, load_scenarios
 from tests.conftest import MiniHarness
 
 NODE_ADAPTERS = [VercelAIAdapter, MastraAdapter]
-# one scenario per way a segment ends (the approval one is resumed too)
-SCENARIOS = ("support_draft_completes", "approval_approved_resume", "denied_action", "model_fatal_error")
+# one scenario per way a segment ends (the approval one is resumed too; the cancel one carries the cancel fields)
+SCENARIOS = ("support_draft_completes", "approval_approved_resume", "denied_action", "model_fatal_error",
+             "cancel_during_tool")
+# how each driver's run of cancel_during_tool ends: the AI SDK throws its AbortError; Mastra returns a normal result
+# when aborted during a tool (adapters/mastra/probes/abort_in_tool.mjs)
+CANCEL_ENDS = {"vercel-ai": "cancelled", "mastra": "returned"}
 
 
 @pytest.fixture(scope="module")
@@ -77,12 +81,16 @@ def test_the_models_read_every_real_answer_of_both_drivers(cls: type[NodeAdapter
             asyncio.run(adapter.prepare(sc, ctx))
             result = asyncio.run(adapter.run(sc, ctx))
             ended.add(result.signals.ended)
+            if sc.cancel is not None:  # the driver saw the caller's cancel and aborted its controller
+                cancel = result.signals.extra["cancel"]
+                assert cancel["told"] and cancel["aborted"] and cancel["at_s"] is not None, cancel
+                assert result.signals.ended == CANCEL_ENDS[cls.id]
             if result.signals.ended == "paused":
                 decisions = {p.call_id: "approve" for p in result.signals.pending}
                 asyncio.run(adapter.prepare(sc, ctx))
                 resumed = asyncio.run(adapter.resume(sc, Path(ctx.snapshot_dir), decisions, ctx))
                 ended.add(resumed.signals.ended)
-        assert ended == {"returned", "paused", "raised"}
+        assert ended == {"returned", "paused", "raised"} | {CANCEL_ENDS[cls.id]}
         pong = d.request(Ping(), Pong).answer
         refused = d.request({"op": "fly"}, Pong).answer
         assert isinstance(pong, Pong) and isinstance(refused, ErrorAnswer) and "unknown op" in refused.error
@@ -116,6 +124,18 @@ GOOD = {"id": "r1", "type": "result", "cpu_us": 10, "own_cpu_us": 1, "events": [
         "steps": [], "harness_errors": [], "step_count_source": "result.steps", "model_responses": 1,
         "model_responses_source": "result.steps", "language_model_calls": 1, "language_model_responses": 1,
         "warnings": []}
+
+
+CANCEL = {"told": True, "at_s": 1.5, "aborted": True, "abort_ms": 3.0, "on_abort": {"steps": 0}, "abort_part": True,
+          "steps": 0, "steps_source": "onAbort steps"}
+
+
+def test_a_cancelled_answer_carries_how_the_framework_stopped():
+    a = read_answer({**GOOD, "ended": "cancelled", "cancel": CANCEL}, VercelAnswer)
+    assert isinstance(a, VercelAnswer) and a.cancel is not None and a.cancel.on_abort is not None
+    with pytest.raises(ProtocolError, match=r"cancel\.aborted\n.*Field required"):
+        read_answer({**GOOD, "ended": "cancelled", "cancel": {k: v for k, v in CANCEL.items() if k != "aborted"}},
+                    VercelAnswer)
 
 
 def test_a_malformed_answer_line_names_what_is_wrong():

@@ -12,13 +12,32 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import {
-  HarnessError, agentsPlan, authorize, callTool, checkRequest, denyPlan, describeError, emit, neutralId, packageVersions,
-  pickToolChoice, serve, toolChoiceSetting,
+  HarnessError, agentsPlan, authorize, callTool, causedByAbort, checkRequest, denyPlan, describeError, emit, neutralId,
+  packageVersions, pickToolChoice, serve, toolChoiceSetting, watchCancel,
 } from './protocol.mjs';
 
 const HERE = new URL('.', import.meta.url);
 const STORE_FILE = 'mastra.db'; // the Mastra instance's LibSQL storage, one per business task (ctx.task_dir)
 const PAUSE_FILE = 'pause.json'; // what the app keeps of a pause: the run id and the pending calls
+const CANCEL_FILE = 'cancel.json'; // what a cancelled run kept: the conversation to continue from
+
+// the caller's cancel and continuing after it (the adapter's mechanism table says the same)
+const CANCEL_WORDS = "AbortController whose signal is the call's abortSignal, with onAbort({steps, text}), aborted on "
+  + "the caller's cancel (reference-agents-generate.md: options.abortSignal, options.onAbort); Mastra hands the signal "
+  + "to every tool's execute context (passed on to the tool's ledger request, as docs-agents-tools.md's fetch does)";
+const RESUME_WORDS = "the prompt plus the response messages of the steps onAbort gave (cancel.json), passed as the "
+  + 'messages of a new call in a new process (reference-agents-generate.md: messages may be an array)';
+
+// a snapshot a cancelled run left (null: an approval pause's)
+async function readCancelKept(dir) {
+  let text;
+  try {
+    text = await readFile(`${dir}/${CANCEL_FILE}`, 'utf8');
+  } catch {
+    return null;
+  }
+  return JSON.parse(text);
+}
 // prepared instances a long-lived driver holds at most: a prepare whose segment never comes is closed when a newer
 // one pushes it out (a worker prepares one segment at a time, so a few is plenty)
 const PREPARED_KEEP = 4;
@@ -324,7 +343,18 @@ async function runSegment(req, store) {
     // the tools' execute (above) throws the ledger's error: Mastra's own tool-error path
     tool_error_recoverable: TOOL_ERROR_THROWN,
     tool_error_fatal: TOOL_ERROR_THROWN,
+    cancel: `agent.${streaming ? 'stream' : 'generate'}(prompt, {..., abortSignal, onAbort}): ${CANCEL_WORDS}`,
+    resume_after_cancel: `agent.${streaming ? 'stream' : 'generate'}(messages, {...}): ${RESUME_WORDS}`,
   };
+
+  // the caller's cancel: an AbortController whose signal is the call's abortSignal, and onAbort({steps, text})
+  const cancel = watchCancel(req, store);
+  let aborted = null;
+  if (cancel.signal) {
+    options.abortSignal = cancel.signal;
+    options.onAbort = ({ steps: given, text }) => { aborted = { steps: given ?? [], text: text ?? null }; };
+    settings.abortSignal = "AbortController().signal + onAbort, aborted on the caller's cancel";
+  }
 
   const steps = [];
   options.onStepFinish = (step) => {
@@ -345,13 +375,18 @@ async function runSegment(req, store) {
     ...(builtInRun ? { setup_ms: setupMs } : {}) });
   let output = null;
   let thrown = null;
+  let thrownError = null;
+  let abortPart = false;
+  const cancelKept = req.op === 'resume' ? await readCancelKept(req.snapshot) : null;
   const approvalChunks = [];
   const resumed = [];
   let pauseBefore = null;
   try {
-    if (req.op === 'run') {
-      output = await drive(streaming ? await agent.stream(req.prompt, options) : await agent.generate(req.prompt, options),
-        streaming, approvalChunks);
+    if (req.op === 'run' || cancelKept) {
+      // a run from the prompt, or the continuation of a cancelled one from the conversation it kept
+      const input = cancelKept ? cancelKept.messages : req.prompt;
+      output = await drive(streaming ? await agent.stream(input, options) : await agent.generate(input, options),
+        streaming, approvalChunks, () => { abortPart = true; });
     } else {
       pauseBefore = JSON.parse(await readFile(`${req.snapshot}/${PAUSE_FILE}`, 'utf8'));
       // one decision per pending call, in the order the run suspended them; a call without a decision stays pending
@@ -372,15 +407,51 @@ async function runSegment(req, store) {
   } catch (error) {
     if (error instanceof HarnessError) throw error;
     thrown = describeError(error);
+    thrownError = error;
   } finally {
+    cancel.stop();
     await releaseApp(app); // the segment's app goes with it: a long-lived driver accumulates no stores
   }
+  const abortMs = cancel.settled();
 
   const out = {
     settings, mechanisms, steps, harness_errors: store.harnessErrors,
     deny: { intent: denyIntent, denied_tools: deniedTools, stop_tools: stopTools, step_bound: stepBound },
     denied: deniedCalls, resumed, prepared: req.prepared ?? null, ...(builtInRun ? { setup_ms: setupMs } : {}),
+    ...(cancelKept ? { continued_after_cancel: true } : {}),
   };
+  const cancelSeen = cancel.seen ? {
+    told: cancel.seen.told, at_s: cancel.seen.at_s, aborted: cancel.seen.aborted, abort_ms: abortMs,
+    on_abort: aborted ? { steps: aborted.steps.length, text: aborted.text } : null,
+    abort_part: streaming ? abortPart : null, steps: null, steps_source: null,
+  } : null;
+  if (cancelSeen) out.cancel = cancelSeen;
+  // Mastra stopped on the caller's cancel: it called onAbort, or threw / returned the abort
+  const abortedOutput = output != null && (output.finishReason === 'aborted' || causedByAbort(output.error, cancel.signal));
+  if (cancelSeen?.aborted && (aborted || abortPart || abortedOutput
+      || (thrownError && causedByAbort(thrownError, cancel.signal)))) {
+    // the completed steps onAbort gave (the output's steps when it was not called)
+    const given = aborted ? aborted.steps : (output?.steps ?? []);
+    const source = aborted ? 'onAbort steps' : 'result.steps';
+    cancelSeen.steps = given.length;
+    cancelSeen.steps_source = source;
+    const sumOf = (k) => (given.some((st) => st.usage?.[k] != null)
+      ? given.reduce((a, st) => a + (st.usage?.[k] ?? 0), 0) : null);
+    const conversation = [...(cancelKept ? cancelKept.messages : [{ role: 'user', content: req.prompt }]),
+      ...given.flatMap((st) => st.response?.messages ?? [])];
+    await mkdir(req.snapshot_dir, { recursive: true });
+    await writeFile(`${req.snapshot_dir}/${CANCEL_FILE}`, JSON.stringify({
+      kind: 'cancel', steps: given.length, steps_source: source, messages: conversation,
+      // what each step held (its parts' types), beside the messages: what a resume can and cannot continue from
+      step_parts: given.map((st) => (st.content ?? []).map((p) => p?.type)) }));
+    return {
+      ...out, ended: 'cancelled', ...(thrown ? { thrown } : {}), step_count: given.length, step_count_source: source,
+      usage: { input_tokens: sumOf('inputTokens'), output_tokens: sumOf('outputTokens'), source },
+      tool_calls_requested: given.reduce((a, st) => a + (st.toolCalls?.length ?? 0), 0),
+      finish_reason: output?.finishReason ?? null, text: aborted?.text ?? output?.text ?? null,
+      snapshot: req.snapshot_dir,
+    };
+  }
   if (thrown) {
     return { ...out, ended: 'raised', thrown, step_count_source: 'onStepFinish callbacks',
       pending_before_resume: pauseBefore ? pauseBefore.pending.length : null };
@@ -453,9 +524,10 @@ async function runSegment(req, store) {
 
 // generate(): the output object itself; stream(): read the full stream (collecting the approval chunks, as the
 // docs' loop does), then its full output
-async function drive(res, streaming, approvalChunks) {
+async function drive(res, streaming, approvalChunks, onAbortChunk = () => {}) {
   if (!streaming) return res;
   for await (const chunk of res.fullStream) {
+    if (chunk.type === 'abort') onAbortChunk();
     if (chunk.type === 'tool-call-approval') approvalChunks.push(chunk.payload);
     // a sub-agent's own chunks come through as the delegation call's tool-output: its approval request names the
     // child's call, which the parent's tool-call-approval chunk (the delegation's id, the child's tool) does not

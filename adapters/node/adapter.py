@@ -30,6 +30,7 @@ from loopbench.adapters.node.protocol import (
     ToolSpec,
 )
 from loopbench.harness.adapter import Adapter, RunContext
+from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.own_work import OWN_WORK
 from loopbench.harness.record import LimitKind, NativeSignals, PendingCall, SegmentResult
 from loopbench.harness.scenario import Scenario
@@ -149,8 +150,19 @@ class NodeAdapter(Adapter):
             deny=scenario.policy.deny,
             # each turn's tool_choice, its `after` call as a regex (a repeating turn's kb_{n} matches kb_1, ...)
             tool_choice=[ToolChoiceRule(after=r.after_regex, choice=r.choice) for r in scenario.tool_choice_rules()],
+            **self._cancel_fields(scenario, ctx),
             **more,
         )
+
+    @staticmethod
+    def _cancel_fields(scenario: Scenario, ctx: RunContext) -> dict[str, Any]:
+        """The caller's cancel, for the driver (only when the scenario has one, so other requests stay as they
+        were): the ledger's held-open cancel URL and its token header; the driver aborts its AbortController when
+        the POST answers {"cancel": true}."""
+        if scenario.cancel is None:
+            return {}
+        ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
+        return {"cancel_url": ledger.cancel_url, "cancel_headers": ledger.headers}
 
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
         return await self._request(scenario, ctx, self._payload(scenario, ctx, "run"))
@@ -221,6 +233,23 @@ class NodeAdapter(Adapter):
         signals = NativeSignals(ended="paused", pending=pending, finish_reason=a.finish_reason,
                                 final_text=a.text or None, extra=extra)
         return SegmentResult(signals=signals, snapshot=a.snapshot or str(ctx.snapshot_dir), notes=notes, **common)
+
+    @staticmethod
+    def _cancelled(a: SegmentAnswer, extra: dict[str, Any], notes: list[str], common: dict[str, Any]
+                   ) -> SegmentResult:
+        """The framework stopped on the caller's cancel (the driver aborted its AbortController): what it threw
+        (its abort error: `exception_type`), whether its onAbort was called or its stream ended with an abort part
+        (`terminal_reason`), and the completed steps it gave, kept in the snapshot for a resume."""
+        assert a.cancel is not None
+        c = a.cancel
+        how = [w for w, seen in (("onAbort", c.on_abort is not None), ("abort part", bool(c.abort_part))) if seen]
+        if a.thrown is not None:
+            extra["thrown"] = a.thrown.wire()
+        signals = NativeSignals(
+            ended="cancelled", exception_type=a.thrown.name if a.thrown else None,
+            exception_message=a.thrown.message if a.thrown else None,
+            terminal_reason=" + ".join(how) or None, finish_reason=a.finish_reason, extra=extra)
+        return SegmentResult(signals=signals, snapshot=a.snapshot, notes=notes, **common)
 
     def _deny_evidence(self, tools: str, stop_tools: str) -> str:
         """How the last step shows the denied call the stop condition names (the framework's words)."""

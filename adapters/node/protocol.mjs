@@ -121,6 +121,62 @@ function ledgerPostOnce(req, path, body, signal) {
   });
 }
 
+// ---- the caller's cancel. A request with a `cancel_url` (the scenario has a cancel) POSTs it at once: the ledger
+// holds it open until the harness cancels the run ({"cancel": true, "at_s"}) or the run ends ({"cancel": false}).
+// When told, the driver aborts its AbortController, whose `signal` the framework's call got as its `abortSignal`
+// (both frameworks' documented cancel). The held request is not a ledger call: it runs on no keep-alive agent and
+// outside the ledger CPU accounting (it is open for the whole run). `stop()` (the run ended) closes it.
+export function watchCancel(req, io) {
+  const controller = new AbortController();
+  const seen = { told: false, at_s: null, aborted: false, abortedAt: null };
+  if (!req.cancel_url) return { signal: undefined, seen: null, stop() {}, settled() { return null; } };
+  let stopped = false;
+  const request = http.request(req.cancel_url, {
+    method: 'POST', agent: false,
+    headers: { ...(req.cancel_headers ?? {}), 'content-type': 'application/json', 'content-length': 2 },
+  }, (response) => {
+    const chunks = [];
+    response.on('data', (chunk) => chunks.push(chunk));
+    response.on('error', () => {});
+    response.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (response.statusCode < 200 || response.statusCode >= 300) {
+        io.harnessErrors.push(`ledger cancel answered HTTP ${response.statusCode}: ${text.slice(0, 300)}`);
+        return;
+      }
+      let answer;
+      try { answer = JSON.parse(text); } catch { io.harnessErrors.push(`ledger cancel answered no JSON: ${text.slice(0, 300)}`); return; }
+      if (answer.cancel && !stopped) {
+        seen.told = true;
+        seen.at_s = answer.at_s ?? null;
+        seen.aborted = true;
+        seen.abortedAt = performance.now();
+        controller.abort(); // the caller's cancel, as the frameworks' docs show it
+      }
+    });
+  });
+  request.on('error', (error) => { if (!stopped) io.harnessErrors.push(`ledger cancel: ${error.message}`); });
+  request.end('{}');
+  return {
+    signal: controller.signal,
+    seen,
+    // the run ended: close the held request (the ledger answers {"cancel": false} to a caller that left)
+    stop() { stopped = true; request.destroy(); },
+    // the milliseconds from the abort to the framework's call settling (null: not aborted)
+    settled() { return seen.abortedAt == null ? null : Math.round((performance.now() - seen.abortedAt) * 10) / 10; },
+  };
+}
+
+// whether what a run threw is its abort: the abort reason itself (a DOMException AbortError, the default reason of
+// controller.abort()) or an error caused by it, anywhere in its cause chain
+export function causedByAbort(error, signal) {
+  for (let e = error, depth = 0; e != null && depth < 6; e = e.cause ?? e.lastError, depth += 1) {
+    if (signal?.aborted && e === signal.reason) return true;
+    if (typeof e === 'object' && (e.name === 'AbortError' || e.constructor?.name === 'AbortError')) return true;
+  }
+  return false;
+}
+
 // `io`: the request's store ({events, harnessErrors}): what the tools report travels with its terminal line
 export const emit = (io, event, data) => io.events.push({ event, ...data });
 

@@ -100,8 +100,13 @@ class SegmentRequest(Setup):
     deny: Literal["stop", "continue"]
     tool_choice: list[ToolChoiceRule]
     prepared: str | None = None  # the key a `prepare` answered (a driver with a prepare op)
-    snapshot: str | None = None  # resume: a copy of the pause directory
+    snapshot: str | None = None  # resume: a copy of the pause directory (or of what a cancelled run kept)
     decisions: dict[str, str] | None = None  # resume: scripted call id -> approve | reject
+    # the caller's cancel (only when the scenario has one): the ledger's cancel URL, held open until the caller
+    # cancels (POST with these headers: {"cancel": true, "at_s"} then, {"cancel": false} when the run ends first);
+    # the driver then aborts the framework's run the way its docs show (an AbortController's abortSignal)
+    cancel_url: str | None = None
+    cancel_headers: dict[str, str] | None = None
 
 
 Request = Ping | PrepareRequest | SegmentRequest
@@ -275,11 +280,33 @@ class DenyPlan(Wire):
     step_bound: int | None  # the step bound the loop ran under (None when none)
 
 
+class AbortSeen(Wire):
+    """What the framework's abort callback (`onAbort`) was given, when it was called."""
+
+    steps: int  # the completed steps it was given
+    text: str | None = None  # Mastra: the text streamed so far in the step that was in flight
+
+
+class CancelSeen(Wire):
+    """The caller's cancel as the driver saw it (a request with a `cancel_url`)."""
+
+    told: bool  # the ledger answered {"cancel": true} before the run ended
+    at_s: float | None  # when the harness said cancel (seconds since the task began; the ledger's `at_s`)
+    aborted: bool  # the driver called controller.abort() (on being told)
+    abort_ms: float | None  # the driver's time from controller.abort() to the framework's call settling
+    on_abort: AbortSeen | None  # the framework's onAbort callback (None: not called, or the idiom has none)
+    abort_part: bool | None  # a stream's `abort` part was seen (None: not a streaming idiom)
+    steps: int | None  # the completed steps the framework gave at the abort (the resume continues from them)
+    steps_source: str | None  # where they came from (onAbort's steps, the onStepEnd callbacks...)
+
+
 class SegmentAnswer(Answer):
     """What every driver reports of a `run` / `resume`; a framework's answer adds its own fields."""
 
     events: list[Event]
-    ended: Literal["returned", "paused", "raised"]
+    # cancelled: the caller's cancel aborted the run and the framework stopped on the abort (threw its abort error,
+    # called onAbort, ended its stream with an abort part): `cancel` says how, `thrown` what it threw
+    ended: Literal["returned", "paused", "raised", "cancelled"]
     settings: dict[str, Any]  # the native settings used
     mechanisms: dict[Intent, str]  # the driver's own words for how it applies each intent
     deny: DenyPlan
@@ -296,6 +323,7 @@ class SegmentAnswer(Answer):
     pending: list[PendingApproval] = []
     denied: list[DeniedCall] = []
     snapshot: str | None = None
+    cancel: CancelSeen | None = None  # a request with a cancel_url
 
 
 H = TypeVar("H", bound=Hello)

@@ -11,8 +11,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import {
-  agentsPlan, authorize, callTool, checkRequest, denyPlan, describeError, emit, neutralId, packageVersions, pickToolChoice, serve,
-  toolChoiceSetting,
+  agentsPlan, authorize, callTool, causedByAbort, checkRequest, denyPlan, describeError, emit, neutralId, packageVersions,
+  pickToolChoice, serve, toolChoiceSetting, watchCancel,
 } from './protocol.mjs';
 
 const HERE = new URL('.', import.meta.url);
@@ -93,6 +93,41 @@ function toolChoiceFor(rules, messages) {
 const TOOL_ERROR_THROWN = "tool execute throws an Error (the SDK's tool-error part: the model gets the error; the "
   + 'loop goes on)';
 
+// ---- the caller's cancel and continuing after it, per loop API (the adapter's mechanism table says the same)
+const CANCEL_FILE = 'cancel.json'; // what a cancelled run kept: the conversation to continue from
+const ABORT_GENERATE = "AbortController whose signal is the call's abortSignal, aborted on the caller's cancel; the "
+  + "SDK hands it to every tool's execute (passed on to the tool's ledger request). The call has no onAbort: it "
+  + 'throws the abort, the completed steps are the onStepEnd ones (ai/src/generate-text/generate-text.ts:1833)';
+const ABORT_STREAM = "AbortController whose signal is the call's abortSignal, with onAbort({steps}), aborted on the "
+  + "caller's cancel; the SDK hands the signal to every tool's execute (passed on to the tool's ledger request); the "
+  + "stream ends with an abort part (docs: ai/docs/06-advanced/02-stopping-streams.mdx; stream-text.ts:2101-2126)";
+const CANCEL = {
+  generateText: `generateText({..., abortSignal}): ${ABORT_GENERATE}`,
+  ToolLoopAgent: `agent.generate({..., abortSignal}): ${ABORT_GENERATE}`,
+  streamText: `streamText({..., abortSignal, onAbort}): ${ABORT_STREAM}`,
+  'ToolLoopAgent.stream': `new ToolLoopAgent({..., onAbort}).stream({..., abortSignal}): ${ABORT_STREAM}`,
+};
+const CONTINUE = "the prompt plus the completed steps' response.messages kept at the abort (cancel.json), sent as "
+  + "`messages` to a new call in a new process, as the docs continue a conversation (ai/docs/03-ai-sdk-core/"
+  + '15-tools-and-tool-calling.mdx "Response Messages")';
+const RESUME_AFTER_CANCEL = {
+  generateText: `generateText({messages}): ${CONTINUE}; the steps are onStepEnd's`,
+  ToolLoopAgent: `agent.generate({messages}): ${CONTINUE}; the steps are onStepEnd's`,
+  streamText: `streamText({messages}): ${CONTINUE}; the steps are onAbort's`,
+  'ToolLoopAgent.stream': `agent.stream({messages}): ${CONTINUE}; the steps are onAbort's`,
+};
+
+// a snapshot a cancelled run left (null: an approval pause's)
+async function readCancelKept(dir) {
+  let text;
+  try {
+    text = await readFile(`${dir}/${CANCEL_FILE}`, 'utf8');
+  } catch {
+    return null;
+  }
+  return JSON.parse(text);
+}
+
 // ---- one run segment (a run from the prompt, or a resume from a snapshot)
 async function runSegment(req, store) {
   const { generateText, streamText, ToolLoopAgent, hasToolCall, isStepCount, jsonSchema, tool } = sdk.ai;
@@ -103,10 +138,14 @@ async function runSegment(req, store) {
   // the stop intent: the documented loop control `hasToolCall` ends the loop after the step with the denied call
   const { approvalOf, intent: denyIntent, deniedTools, stopTools } = denyPlan(req);
 
-  // resume: the saved conversation plus one tool message with the decisions, keyed by scripted call id
+  // resume: the saved conversation plus one tool message with the decisions, keyed by scripted call id; or, after
+  // the caller's cancel, the conversation kept at the abort (cancel.json), continued as the docs continue one
   let messages = null;
   const approvedOnResume = new Set();
-  if (req.op === 'resume') {
+  const cancelKept = req.op === 'resume' ? await readCancelKept(req.snapshot) : null;
+  if (cancelKept) {
+    messages = cancelKept.messages;
+  } else if (req.op === 'resume') {
     messages = JSON.parse(await readFile(`${req.snapshot}/messages.json`, 'utf8'));
     const requests = JSON.parse(await readFile(`${req.snapshot}/approvals.json`, 'utf8'));
     const content = [];
@@ -279,6 +318,8 @@ async function runSegment(req, store) {
     // the tool's own code: the service's error (a timeout included) is thrown from execute
     tool_error_recoverable: TOOL_ERROR_THROWN,
     tool_error_fatal: TOOL_ERROR_THROWN,
+    cancel: CANCEL[req.api],
+    resume_after_cancel: RESUME_AFTER_CANCEL[req.api],
   };
   const choiceRules = req.tool_choice ?? [];
   if (choiceRules.length) {
@@ -300,8 +341,10 @@ async function runSegment(req, store) {
   const steps = [];
   let languageModelCalls = 0;
   let languageModelResponses = 0; // onLanguageModelCallEnd: one per parsed response (evidence kept when it throws)
+  const stepResults = []; // the SDK's own step results, kept for what a cancelled run leaves to continue from
   const callbacks = {
     onStepEnd: (step) => {
+      stepResults.push(step);
       const summary = {
         step: step.stepNumber,
         finish_reason: step.finishReason,
@@ -319,10 +362,19 @@ async function runSegment(req, store) {
   note('started', { op: req.op, variant: req.variant, settings });
   let result;
   let thrown = null;
+  let thrownError = null;
   // a streaming entry point reports its errors to onError and in the stream's 'error' parts, not by throwing
   // (without onError the SDK logs them to the console): the first one is what the run raised
   let streamError = null;
   const onError = ({ error }) => { streamError ??= error; };
+  // the caller's cancel: an AbortController whose signal is the call's abortSignal (the SDK merges it into every
+  // model request and hands it to each tool's execute); the streaming entry points also take onAbort({steps})
+  const cancel = watchCancel(req, store);
+  let aborted = null; // what onAbort was given
+  let abortPart = false;
+  const onAbort = ({ steps: given }) => { aborted = { steps: given }; };
+  const cancelOptions = cancel.signal ? { abortSignal: cancel.signal } : {};
+  if (cancel.signal) settings.abortSignal = `AbortController().signal${streamed ? ' + onAbort' : ''}, aborted on the caller's cancel`;
   const modelCalls = {
     onLanguageModelCallStart: () => { languageModelCalls += 1; },
     onLanguageModelCallEnd: () => { languageModelResponses += 1; },
@@ -336,20 +388,23 @@ async function runSegment(req, store) {
         ...(options.stopWhen ? { stopWhen: options.stopWhen } : {}),
         ...(options.prepareStep ? { prepareStep: options.prepareStep } : {}),
         ...modelCalls, ...(streamed ? { onError } : {}),
+        // ToolLoopAgent takes onAbort in its settings (its stream() passes it to streamText; generate() has none)
+        ...(streamed && cancel.signal ? { onAbort } : {}),
       });
-      const call = { ...prompt, ...(timeout ? { timeout } : {}), ...callbacks };
+      const call = { ...prompt, ...(timeout ? { timeout } : {}), ...callbacks, ...cancelOptions };
       run = streamed ? await loop.stream(call) : await loop.generate(call);
     } else {
       const call = {
         model, tools, ...(Object.keys(mainApproval).length ? { toolApproval: mainApproval } : {}), ...options,
         ...(req.instructions != null ? { system: req.instructions } : {}),
-        ...(timeout ? { timeout } : {}), ...prompt, ...callbacks, ...modelCalls,
+        ...(timeout ? { timeout } : {}), ...prompt, ...callbacks, ...modelCalls, ...cancelOptions,
       };
-      run = streamed ? streamText({ ...call, onError }) : await generateText(call);
+      run = streamed ? streamText({ ...call, onError, ...(cancel.signal ? { onAbort } : {}) }) : await generateText(call);
     }
     if (streamed) {
       for await (const part of run.fullStream) {
         if (part.type === 'error') streamError ??= part.error;
+        if (part.type === 'abort') abortPart = true;
       }
       if (streamError) throw streamError;
       result = {
@@ -361,7 +416,10 @@ async function runSegment(req, store) {
     }
   } catch (error) {
     thrown = describeError(error);
+    thrownError = error;
   }
+  cancel.stop();
+  const abortMs = cancel.settled();
 
   const out = {
     settings, mechanisms, steps, language_model_calls: languageModelCalls, subagent_runs: subagentRuns,
@@ -369,6 +427,40 @@ async function runSegment(req, store) {
     warnings: store.warnings, harness_errors: store.harnessErrors,
     deny: { intent: denyIntent, denied_tools: deniedTools, stop_tools: stopTools, step_bound: stepBound },
   };
+  const cancelSeen = cancel.seen ? {
+    told: cancel.seen.told, at_s: cancel.seen.at_s, aborted: cancel.seen.aborted, abort_ms: abortMs,
+    on_abort: aborted ? { steps: aborted.steps.length } : null, abort_part: streamed ? abortPart : null,
+    steps: null, steps_source: null,
+  } : null;
+  if (cancelSeen) out.cancel = cancelSeen;
+  // the framework stopped on the caller's cancel: it threw the abort (generateText, ToolLoopAgent.generate) or ended
+  // its stream with an abort part and called onAbort (streamText, ToolLoopAgent.stream; its promises reject with
+  // the abort reason). A run that returned normally after the abort is mapped as it returned
+  if (cancelSeen?.aborted && (aborted || abortPart || (thrownError && causedByAbort(thrownError, cancel.signal)))) {
+    // the completed steps the SDK gave at the abort: onAbort's (the streaming entry points; the docs' "persist
+    // partial results"), else those it reported to onStepEnd (generateText has no onAbort: generate-text.ts:1833)
+    const given = aborted ? aborted.steps : stepResults;
+    const source = aborted ? 'onAbort steps' : 'onStepEnd callbacks';
+    cancelSeen.steps = given.length;
+    cancelSeen.steps_source = source;
+    const sumOf = (k) => (given.some((s) => s.usage?.[k] != null)
+      ? given.reduce((a, s) => a + (s.usage?.[k] ?? 0), 0) : null);
+    // what a caller continues from: the conversation so far plus each completed step's response messages, as the
+    // docs add response messages to a conversation (03-ai-sdk-core/15-tools-and-tool-calling.mdx "Response
+    // Messages"; 03-agents/04-loop-control.mdx: steps.flatMap(step => step.response.messages))
+    const conversation = [...(messages ?? [{ role: 'user', content: req.prompt }]),
+      ...given.flatMap((s) => s.response?.messages ?? [])];
+    await mkdir(req.snapshot_dir, { recursive: true });
+    await writeFile(`${req.snapshot_dir}/${CANCEL_FILE}`, JSON.stringify({
+      kind: 'cancel', steps: given.length, steps_source: source, messages: conversation }));
+    return {
+      ...out, ended: 'cancelled', ...(thrown ? { thrown } : {}), step_count: given.length, step_count_source: source,
+      model_responses: given.length, model_responses_source: source,
+      usage: { input_tokens: sumOf('inputTokens'), output_tokens: sumOf('outputTokens'), source },
+      tool_calls_requested: given.reduce((a, s) => a + (s.toolCalls?.length ?? 0), 0),
+      snapshot: req.snapshot_dir,
+    };
+  }
   if (thrown) {
     const sum = (k) => (steps.some((s) => s[k] != null) ? steps.reduce((a, s) => a + (s[k] ?? 0), 0) : null);
     return {
