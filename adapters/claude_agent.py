@@ -40,7 +40,10 @@ streaming-input sessions, which a one-prompt task does not reach:
   as `resume` and `resume_prompt: none`), in another process, against that same config dir: the CLI asks the
   hook again for the deferred call, which now applies the
   decision (approve -> "allow", reject -> "deny": the model gets an error result and goes on; no decision ->
-  "defer" again). Resuming the same pause a second time, after the first resume completed, finds nothing
+  "defer" again). When the hook defers two calls of one response, the ResultMessage (the raw frame too) names
+  the last one only and the resume asks about that one alone: the other call is dropped from the resumed
+  conversation, never asked about nor run (probes/claude/parallel_defer.py); the adapter reports the pause the
+  CLI reports. Resuming the same pause a second time, after the first resume completed, finds nothing
   deferred: the CLI makes no request, yields no message and no ResultMessage (it idles waiting for a prompt;
   probes/claude/fair.py resume-twice and probes/claude/resume_modes.py: the docs ask for a prompt to continue a
   finished session, and the scenario gives none), so that segment never returns and the runner records it,

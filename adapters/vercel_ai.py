@@ -30,7 +30,7 @@ Translation of the neutral scenario into native controls (the `default` variant 
   (adapters/vercel/probes/deny_stop.mjs: 3 requests vs 2). The mechanism per intent is reported by the driver
   and kept in the segment's `mechanisms`;
 - the pause: the run returns with `tool-approval-request` parts; the driver saves the conversation
-  (`messages.json`: the prompt plus `response.messages`) and the requests (`approvals.json`) in the snapshot;
+  (`messages.json`: the prompt plus `responseMessages`) and the requests (`approvals.json`) in the snapshot;
   a resume appends a `tool` message with one `tool-approval-response` per decision (keyed by scripted call id).
 - sub-agents (`scenario.agents`): the SDK's subagents docs (a tool whose `execute` runs the child's own loop on
   the task and returns its text): one `tool({description, inputSchema: {task}, execute})` per child, named after
@@ -292,7 +292,7 @@ class VercelAIAdapter(NodeAdapter):
         "deny_continue": "toolApproval: {<denied tool>: fn} returning {type: 'denied'} (the model sees "
                          "execution-denied; the loop goes on)",
         "approval_pause": "toolApproval: {<tool>: fn} returning 'user-approval' -> tool-approval-request parts; "
-                          "messages (prompt + response.messages) saved; a tool-approval-response appended on resume",
+                          "messages (prompt + responseMessages) saved; a tool-approval-response appended on resume",
         "reject": "tool-approval-response {approved: false, reason} on resume (the model sees execution-denied)",
         "tool_choice_first": "prepareStep returning {toolChoice} for the step the turn answers (chosen from the "
                              "step's messages)",

@@ -142,6 +142,24 @@ def test_approved_resume_resumes_the_session_and_routes_to_this_run(records):
     assert [e.decision for e in r.ledger if e.kind == "authorize"] == ["approval required: deferred", "approved"]
 
 
+def test_two_deferred_calls_of_one_response_pause_on_the_last_only(records):
+    """parallel_approvals_split: the hook defers both gated calls of one response, but the CLI's ResultMessage has one
+    `deferred_tool_use` (the last deferred call; the raw result frame has no other, probes/claude/parallel_defer.py)
+    and the resume asks the hook again for that call only: the other is dropped from the resumed conversation, never
+    asked about nor run. The framework's behaviour, measured: the human was asked about the refund alone."""
+    r = records[("parallel_approvals_split", "default")]
+    assert [s.kind for s in r.segments] == ["run", "resume"]
+    authorize = [(e.call_id, e.decision) for e in r.ledger if e.kind == "authorize"]
+    assert authorize[:2] == [("send_1", "approval required: deferred"), ("refund_1", "approval required: deferred")]
+    assert [p.call_id for p in r.segments[0].pending] == ["refund_1"]
+    assert authorize[2:] == [("refund_1", "rejected")]  # the resume asks about the refund only
+    assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 0
+    assert r.counters.tool_executions_by_tool.get("issue_refund", 0) == 0
+    # the resumed request carries the read's and the refund's results; the reply's call is gone from it
+    assert {t.call_id for t in r.requests[-1].tool_results} == {"ticket_1", "refund_1"}
+    assert r.outcome == "incomplete"
+
+
 def test_approved_call_runs_in_process_with_can_use_tool(records):
     r = records[("approval_approved_resume", "can-use-tool")]
     assert r.counters.resumes == 0

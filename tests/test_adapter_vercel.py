@@ -285,6 +285,26 @@ def test_resume_twice_is_measured(records):
     assert r.counters.duplicate_effects == r.counters.tool_executions_by_tool["send_reply"] - 1
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_rejection_then_an_approval_resume_the_same_conversation(records, variant):
+    """rejection_fallback_write: two resumes of one task. The snapshot keeps `responseMessages` (every step, and the
+    execution-denied result the SDK makes from the rejection before its first step), so the second resume sends a
+    whole conversation (it raised AI_MissingToolResultsError for the rejected call when only the last step's
+    `response.messages` was kept)."""
+    r = records[("rejection_fallback_write", variant)]
+    assert [s.kind for s in r.segments] == ["run", "resume", "resume"]
+    assert [s.outcome_signals.exception_type for s in r.segments] == [None, None, None]
+    assert r.outcome == "completed"
+    assert r.counters.resumes == 2
+    assert r.counters.tool_executions_by_tool.get("issue_refund", 0) == 0
+    assert r.counters.tool_executions_by_tool.get("send_reply", 0) == 1
+    # each request after the first carries the lookup's result (the paused segment's earlier step was kept), and the
+    # last one the rejected refund's result next to the reply's
+    seen = [{t.call_id for t in q.tool_results} for q in r.requests]
+    assert all("look_1" in ids for ids in seen[1:]), seen
+    assert {"look_1", "refund_1", "send_1"} <= seen[-1], seen
+
+
 # ------------------------------------------------------------------ sub-agents (the five subagent_* scenarios)
 TOOL_LOOP_AGENTS = ("tool-loop-agent", "tool-loop-agent-stream")  # a ToolLoopAgent child; the others generateText
 

@@ -309,7 +309,7 @@ async function runSegment(req, store) {
     deny_continue: `toolApproval: {${deniedList}: fn} returning {type: 'denied'} (the model sees execution-denied; `
       + 'the loop goes on)',
     approval_pause: "toolApproval: {<tool>: fn} returning 'user-approval' -> tool-approval-request parts; messages "
-      + '(prompt + response.messages) saved; a tool-approval-response appended on resume',
+      + '(prompt + responseMessages) saved; a tool-approval-response appended on resume',
     reject: 'tool-approval-response {approved: false, reason} on resume (the model sees execution-denied)',
     tool_choice_first: 'prepareStep returning {toolChoice} for the step the turn answers (chosen from the '
       + "step's messages)",
@@ -409,7 +409,7 @@ async function runSegment(req, store) {
       if (streamError) throw streamError;
       result = {
         steps: await run.steps, finishReason: await run.finishReason, rawFinishReason: await run.rawFinishReason,
-        text: await run.text, usage: await run.usage, response: await run.response,
+        text: await run.text, usage: await run.usage, responseMessages: await run.responseMessages,
       };
     } else {
       result = run;
@@ -490,7 +490,11 @@ async function runSegment(req, store) {
 
   let snapshot = null;
   if (pending.length) {
-    const conversation = [...(messages ?? [{ role: 'user', content: req.prompt }]), ...result.response.messages];
+    // responseMessages: every step's messages plus the tool results the SDK made from the decisions before its
+    // first step (a denial's execution-denied result); `response.messages` is the last step's only
+    // (node_modules/ai/dist/index.d.ts: `responseMessages`, "The accumulated response messages of all steps";
+    // docs/03-agents/06-tool-approvals.mdx: `messages.push(...result.responseMessages)`)
+    const conversation = [...(messages ?? [{ role: 'user', content: req.prompt }]), ...result.responseMessages];
     await mkdir(req.snapshot_dir, { recursive: true });
     await writeFile(`${req.snapshot_dir}/messages.json`, JSON.stringify(conversation));
     await writeFile(`${req.snapshot_dir}/approvals.json`, JSON.stringify(pending));
