@@ -178,9 +178,8 @@ holds the history and the sealed calls, which ADK does not replay: the model's n
 call's abort error as its function response, and post_to_portal is not run again; whether the aborted lookup runs
 again is the model's choice (the probe's model calls it again; cancel_then_resume's scripted model does: completed,
 post_to_portal 1, lookup_policy 2, 4 requests over both segments). `in-memory`: the InMemorySessionService dies with
-the cancelled run's process, so nothing is kept: no snapshot, no resume segment, `resume_after_cancel` listed
-unsupported in the cell (its mechanism says so instead of "unsupported: ...", which would leave the whole scenario,
-the cancel too, not run).
+the cancelled run's process, so nothing is kept: `resume_after_cancel` is unsupported, and a scenario that needs it
+is not run (its cancel is measured by the other cancel scenarios).
 
 Signal mapping (no scenario knowledge): `LlmCallsLimitExceededError` -> limit="steps" (raised); the model
 client's own error in the chain (`google.genai.errors.APIError`; `anthropic.APIError` in the `anthropic` variant,
@@ -651,15 +650,13 @@ class GoogleADKAdapter(Adapter):
             extra["partial_events"] = len(partial)
         signals = NativeSignals(ended="cancelled", terminal_reason=ABORTED if sealed else None,
                                 final_text=_final_text([e for e in events if e.error_code != ABORTED]), extra=extra)
-        snapshot, unsupported = None, []
-        if not self.keeps_sessions and scenario.cancel is not None and scenario.cancel.resume:
-            unsupported.append("resume_after_cancel")  # the session died with the process: nothing to continue
+        snapshot = None
         if self.keeps_sessions:
             ctx.snapshot_dir.mkdir(parents=True, exist_ok=True)
             meta = {"kind": "cancel", "session_id": session_id, "sealed_calls": len(sealed_calls)}
             (ctx.snapshot_dir / CANCEL_FILE).write_text(json.dumps(meta, indent=1))
             snapshot = str(ctx.snapshot_dir)
-        return SegmentResult(signals=signals, counters=counters, snapshot=snapshot, unsupported=unsupported,
+        return SegmentResult(signals=signals, counters=counters, snapshot=snapshot,
                              **common)
 
     # ------------------------------------------------------------------ mapping
@@ -859,10 +856,9 @@ class GoogleADKInMemory(GoogleADKAdapter):
         "approval_pause": "FunctionTool(require_confirmation=callable) -> adk_request_confirmation long-running "
                           "call ends the invocation; InMemorySessionService; resume = a "
                           "FunctionResponse(adk_request_confirmation, {'confirmed': ...}) to that service",
-        # not "unsupported: ...", which would leave the whole scenario not run: the cancel itself is measured, and
-        # the cancelled segment lists resume_after_cancel as unsupported (no snapshot, so no resume segment)
-        "resume_after_cancel": "none: the InMemorySessionService lives in the cancelled run's process; a caller "
-                               "in a new process has no session to continue (no snapshot, no resume segment)",
+        # the scenario is not run (REQUIRED_INTENTS): its cancel is measured by the other cancel scenarios
+        "resume_after_cancel": "unsupported: the InMemorySessionService lives in the cancelled run's process; a "
+                               "caller in a new process has no session to continue",
     }
     keeps_sessions = False
 

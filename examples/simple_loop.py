@@ -65,7 +65,7 @@ try:
             messages.append({"role": "tool", "tool_call_id": call.id, "content": run_tool(call)})
     else:
         answer.update(ended="returned", limit="steps")
-except openai.APIError as exc:
+except (openai.APIError, json.JSONDecodeError) as exc:  # the client lets a body that is not JSON escape bare
     answer.update(ended="raised", failure="model", exception_type=type(exc).__name__, exception_message=str(exc))
 answer.update(requests=requests, input_tokens=input_tokens, output_tokens=output_tokens)
 print(json.dumps(answer))

@@ -88,6 +88,7 @@ OUTCOME_MEANING: dict[str, str] = {
     "failed": "ended on an error from a tool or the model",
     "stalled": "ended on a stall check (reserved: no framework has one natively)",
     "capped": "ran until the scripted server's safety cap: nothing of the framework's own stopped it",
+    "cancelled": "the caller cancelled the run (the scenario's cancel) and the framework stopped on it",
     "hung": "did not end within its hard timeout: the harness stopped it",
     "error": "loopbench itself or the adapter broke: never the framework's behaviour (verdict error)",
     "script_error": "the scenario's own fault: its scripted model met a request its script cannot answer "

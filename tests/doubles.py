@@ -39,7 +39,10 @@ class OneCallDouble(_Double):
                                   json={"model": scenario.model.id, "messages": [{"role": "user", "content": scenario.prompt}],
                                         "tools": [{"type": "function", "function": {"name": n, "parameters": t.parameters}}
                                                   for n, t in scenario.tools.items()]})
-        r.raise_for_status()
+        if r.status_code != 200:  # its one request failed (the hostile wire's 429): the model failed, a signal
+            return SegmentResult(signals=NativeSignals(ended="raised", failure="model", exception_type="HTTPStatusError",
+                                                       exception_message=f"HTTP {r.status_code}"),
+                                 counters=ReportedCounters(model_requests_reported=1))
         tool = next(iter(scenario.tools))
         await LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id).call(tool, {}, None)
         signals = NativeSignals(ended="returned", final_text="no",

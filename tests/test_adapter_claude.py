@@ -204,7 +204,10 @@ def test_reported_cost_equals_the_served_usage_priced_by_the_table(records):
             continue
         served = sum(cost_usd(q.model or "claude-sonnet-4-5", q.input_tokens, q.output_tokens) or 0
                      for q in r.requests if q.status == 200)
-        assert r.counters.cost_usd_reported == pytest.approx(served, abs=1e-9), key
+        if _broken_mid_stream(r):  # the CLI prices the output it estimated from the partial answer, too
+            assert r.counters.cost_usd_reported > served, key
+        else:
+            assert r.counters.cost_usd_reported == pytest.approx(served, abs=1e-9), key
         compared += 1
     assert compared >= len(records) - 2  # a run the CLI never finished reports no cost
 
@@ -255,9 +258,29 @@ def test_tokens_are_not_double_counted_across_resumes(records):
         if r.counters.input_tokens_reported is None or r.outcome in ("hung", "error"):
             continue
         assert r.counters.input_tokens_reported == r.counters.input_tokens_observed, key
-        assert r.counters.output_tokens_reported == r.counters.output_tokens_observed, key
+        if _broken_mid_stream(r):  # no output tokens reach the CLI before the break: it counts its own estimate
+            assert r.counters.output_tokens_reported > r.counters.output_tokens_observed, key
+        else:
+            assert r.counters.output_tokens_reported == r.counters.output_tokens_observed, key
         compared += 1
     assert compared >= len(records) - 2
+
+
+def _broken_mid_stream(r) -> bool:
+    """A response of the run was cut or broken mid-stream (the hostile wire): its message_start told the CLI
+    the input tokens (the server logs those), the output tokens would have come in the message_delta."""
+    return any(q.wire_fault in ("cut", "malformed") for q in r.requests)
+
+
+def test_a_broken_stream_is_counted_from_what_reached_the_cli(records):
+    """wire_malformed_body: the CLI retries the broken answer, and counts its input tokens as told in its
+    message_start (served, logged) and output tokens of its own estimate (none were told)."""
+    for variant in VARIANTS:
+        r = records[("wire_malformed_body", variant)]
+        broken = [q for q in r.requests if q.wire_fault == "malformed"]
+        assert len(broken) == 1 and broken[0].input_tokens > 0 and broken[0].output_tokens == 0
+        assert r.counters.model_retries_observed == 1 and r.outcome == "completed"
+        assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
     assert records[("approval_approved_resume", "default")].counters.resumes == 1
 
 
@@ -366,27 +389,20 @@ def test_cancel_during_a_model_request_drops_it_and_keeps_the_usage_before(recor
 def test_resume_after_cancel_continues_the_session_without_posting_again(records, variant):
     """The cancelled session resumed by id in another process with the sessions guide's follow-up prompt: its first
     request carries the finished post's result and the interrupted lookup's (the CLI wrote it as an is_error
-    "stopped while running" result: probes/claude/cancel.py resume); the post is not repeated and the CLI does not
-    re-run the lookup by itself.
-
-    The outcome is left out on purpose: the scenario's script answers that request only once the ledger has run the
-    abandoned lookup to its scripted end (5 s), so a resume that starts sooner meets no turn (`script_error`, the
-    script's fault), one that starts later completes; which one depends on the machine's load, not the framework."""
+    "stopped while running" result: probes/claude/cancel.py resume), so the scripted model looks the policy up
+    again; the post is not repeated and the CLI does not re-run the lookup by itself."""
     r = records[("cancel_then_resume", variant)]
-    assert [(s.kind, s.outcome_signals.ended) for s in r.segments][0] == ("run", "cancelled")
-    assert [s.kind for s in r.segments] == ["run", "resume"] and r.counters.resumes == 1
+    assert [(s.kind, s.outcome_signals.ended) for s in r.segments] == [("run", "cancelled"), ("resume", "returned")]
+    assert r.counters.resumes == 1 and r.outcome == "completed"
     assert r.native.settings["resume_after_cancel_prompt"] == "Continue where we left off"
-    assert r.counters.tool_executions_by_tool == {"post_to_portal": 1, "lookup_policy": 1}
+    assert r.counters.tool_executions_by_tool == {"post_to_portal": 1, "lookup_policy": 2}
     assert r.counters.duplicate_effects == 0
-    assert [e.caller_abandoned for e in r.ledger if e.kind == "call"] == [False, True]
-    # the run's 2 requests, then the resume's: the whole conversation with both tool results
-    assert r.counters.model_requests_observed >= 3
-    assert {t.call_id for t in r.requests[2].tool_results} == {"post_1", "policy_1"}
-    if r.outcome == "completed":
-        resumed = r.segments[1].counters
-        assert resumed.model_requests_reported == 1 and resumed.input_tokens_reported == 1000
-    else:
-        assert r.outcome == "script_error"
+    assert [e.caller_abandoned for e in r.ledger if e.kind == "call"] == [False, True, False]
+    # the run's 2 requests, then the resume's: the whole conversation with both tool results, the lookup's no receipt
+    assert [q.served_turn for q in r.requests] == ["post", "find_policy", "lookup_again", "answer_after_lookup_again"]
+    assert {t.call_id: t.status for t in r.requests[2].tool_results}["policy_1"] == "none"
+    resumed = r.segments[1].counters
+    assert resumed.model_requests_reported == 2 and resumed.input_tokens_reported == 2000
 
 
 # ---------------------------------------------------------------- the message mapping, on the SDK's own types

@@ -251,8 +251,11 @@ def test_reported_model_requests_follow_the_one_rule(columns, framework, variant
     framework reports only its own loop."""
     for sid, r in columns.get(f"{framework}:{variant}", {}).items():
         reported = r.counters.model_requests_reported
+        # at a caller's cancel a framework may drop the turn in flight, its finished response with it (a streamed
+        # run's abort: adapters/vercel/probes/abort_in_tool.mjs, probes/openai/cancel_kept.py): one per cancel
+        dropped = sum(1 for seg in r.segments if seg.outcome_signals.ended == "cancelled")
         if reported is not None:
-            assert any(low <= reported <= high for low, high in _scopes(r)), (sid, reported, _scopes(r))
+            assert any(low - dropped <= reported <= high for low, high in _scopes(r)), (sid, reported, _scopes(r))
 
 
 @pytest.mark.parametrize(("framework", "variant"), VARIANTS, ids=VARIANT_IDS)

@@ -179,7 +179,7 @@ def test_the_streamed_run_reports_what_the_server_served(records):
     but the caller's cancels, where the two idioms stop differently (a cancelled Runner.run task returns nothing:
     the cancel tests below)."""
     for (scenario, variant), r in records.items():
-        if variant != "stream" or r.category == "cancellation":
+        if variant != "stream" or r.category == "cancellation" or scenario == "wire_cut_response":
             continue
         d = records[(scenario, "default")].counters
         c = r.counters
@@ -188,6 +188,16 @@ def test_the_streamed_run_reports_what_the_server_served(records):
         if c.input_tokens_reported is not None:
             assert (c.input_tokens_reported, c.output_tokens_reported) == (c.input_tokens_observed,
                                                                            c.output_tokens_observed), scenario
+
+
+def test_a_cut_answer_is_retried_by_the_client_but_ends_the_streamed_run(records):
+    """The openai client retries a plain body cut short inside its own retry loop; a stream is cut after the
+    client handed it over, so Runner.run_streamed fails with the transport's error (tests/
+    test_server_wire_faults.py, the same on the raw client)."""
+    plain, streamed = records[("wire_cut_response", "default")], records[("wire_cut_response", "stream")]
+    assert plain.outcome == "completed" and plain.counters.model_retries_observed == 1
+    assert streamed.outcome == "failed" and streamed.native.signals.failure == "model"
+    assert [q.wire_fault for q in streamed.requests] == ["cut"]
 
 
 def test_max_turns_is_raised_out_of_stream_events(records):

@@ -21,14 +21,14 @@ def test_list_json_shows_the_32_scenarios_and_the_frameworks():
     result = runner.invoke(app, ["list", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert len(data["scenarios"]) == 41
+    assert len(data["scenarios"]) == 45
     assert {"id", "category", "claims"} <= set(data["scenarios"][0])
     assert isinstance(data["frameworks"], list)
 
 
 def test_validate_the_suite():
     result = runner.invoke(app, ["validate"])
-    assert result.exit_code == 0 and "41 scenario(s) valid" in result.output
+    assert result.exit_code == 0 and "45 scenario(s) valid" in result.output
 
 
 def test_validate_a_broken_copy_names_file_field_and_reason(tmp_path: Path):

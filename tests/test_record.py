@@ -74,6 +74,12 @@ def test_reported_counters_are_summed_per_segment_and_cumulative_ones_by_growth(
         seg("resume", from_pause=1, model_requests_reported=4, cumulative=True),  # the same pause resumed twice
     ]
     assert reported_totals(cumulative)["model_requests_reported"] == 5
+    # the resume after a cancel (no pause number) grows from the cancelled segment's count
+    after_cancel = [seg(ended="cancelled", model_requests_reported=2, cumulative=True),
+                    seg("resume", model_requests_reported=4, cumulative=True)]
+    assert reported_totals(after_cancel)["model_requests_reported"] == 4
+    assert reported_totals([seg(ended="cancelled", model_requests_reported=2),
+                            seg("resume", model_requests_reported=2)])["model_requests_reported"] == 4
 
 
 def test_a_total_with_an_unknown_segment_is_unknown_not_a_partial_sum():

@@ -19,13 +19,20 @@ from loopbench.harness.record import (
 
 
 def segment_parents(segments: list[Segment]) -> list[int | None]:
-    """For each segment, the index of the segment whose pause it resumed (None for the first run)."""
+    """For each segment, the index of the segment whose pause it resumed, or, for the resume after a cancel (no
+    pause number), the segment the caller cancelled; None for the first run."""
     pause_owner: list[int] = []  # pause number k (1-based) -> index of the segment that paused
+    cancelled: int | None = None  # the last segment the caller cancelled
     parents: list[int | None] = []
     for i, seg in enumerate(segments):
-        parents.append(None if seg.from_pause is None else pause_owner[seg.from_pause - 1])
+        if seg.from_pause is not None:
+            parents.append(pause_owner[seg.from_pause - 1])
+        else:
+            parents.append(cancelled if seg.kind == "resume" else None)
         if seg.outcome_signals.ended == "paused":
             pause_owner.append(i)
+        elif seg.outcome_signals.ended == "cancelled":
+            cancelled = i
     return parents
 
 

@@ -38,7 +38,7 @@ from loopbench.harness.errors import BadInput, ScriptViolation, UnansweredReques
 from loopbench.harness.model_server import anthropic_messages, gemini_generate, openai_chat, openai_responses
 from loopbench.harness.model_server.provider_errors import default_headers, hint_s, hinted_body, hinted_headers
 from loopbench.harness.model_server.script import request_agent, select, tool_results_seen
-from loopbench.harness.model_server.wire import Reply, new_id
+from loopbench.harness.model_server.wire import Reply, delivered_usage, new_id
 from loopbench.harness.record import RequestLogEntry, Violation
 from loopbench.harness.scenario import HttpFailure, Scenario, Turn, WireFault
 
@@ -371,12 +371,14 @@ class ModelServer:
     @staticmethod
     def _faulty(proto: ModuleType, streamed: bool, include_usage: bool, reply: Reply, fault: WireFault,
                 row: dict[str, Any], finish: Callable[[int, str | None], None]) -> Response:
-        """A cut or malformed 200 (WireFault). The answer never reaches the client whole, so it serves no usage
-        and no calls (the log's usage and calls_served say what was delivered)."""
+        """A cut or malformed 200 (WireFault). The answer never reaches the client whole, so it serves no calls;
+        the log's usage is what the whole events before the break told the client (Anthropic's `message_start`
+        carries the input tokens), none for a plain body."""
         row.update(input_tokens=0, output_tokens=0, calls_served=[])
         if streamed:
             events = proto.render_stream(reply, include_usage)
             half = len(events) // 2  # a stream of one event is cut or broken in that event
+            row["input_tokens"], row["output_tokens"] = delivered_usage(events[:half])
             if fault.kind == "cut":
                 sent = b"".join(events[:half]) + events[half][:len(events[half]) // 2]
                 finish(200, f"scripted wire fault: stream cut after {half} of {len(events)} events")

@@ -55,6 +55,35 @@ def sse(data: Any, event: str | None = None) -> bytes:
     return f"{head}data: {data if isinstance(data, str) else dumps(data)}\n\n".encode()
 
 
+# each wire protocol's usage object and its token fields (Anthropic / Responses, Chat Completions, Gemini)
+_USAGE_OBJECTS = ("usage", "usageMetadata")
+_INPUT_FIELDS = ("input_tokens", "prompt_tokens", "promptTokenCount")
+_OUTPUT_FIELDS = ("output_tokens", "completion_tokens", "candidatesTokenCount")
+
+
+def delivered_usage(events: list[bytes]) -> tuple[int, int]:
+    """The usage the client was told in these whole SSE events: each field's largest value (Anthropic sends the
+    input tokens in `message_start`, long before the output tokens; the others send usage once, at the end)."""
+    found = {"in": 0, "out": 0}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in _USAGE_OBJECTS and isinstance(value, dict):
+                    found["in"] = max(found["in"], *(int(value.get(f) or 0) for f in _INPUT_FIELDS))
+                    found["out"] = max(found["out"], *(int(value.get(f) or 0) for f in _OUTPUT_FIELDS))
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    for event in events:
+        for line in event.decode().splitlines():
+            if line.startswith("data: ") and line != "data: [DONE]":
+                walk(json.loads(line.removeprefix("data: ")))
+    return found["in"], found["out"]
+
+
 def text_of(content: Any) -> str:
     """The text of a message or tool-result content: a string, or a list of parts with `text`."""
     if content is None:
