@@ -80,10 +80,15 @@ def _drive(model_server, make_scenario, register, turn: dict[str, Any], protocol
     return result, server.requests(run_id)
 
 
-def _delivered(protocol: str, stream: bool) -> tuple[int, int]:
-    """The usage a broken answer told its client before the break: only Anthropic's stream says anything that
-    early (its `message_start` carries the input tokens, the output tokens come at the end, past the break)."""
-    return (1000, 0) if (protocol, stream) == ("anthropic_messages", True) else (0, 0)
+def _delivered(protocol: str, stream: bool, kind: str) -> tuple[int, int]:
+    """The usage a broken answer told its client in whole events. Cut: only Anthropic's stream says anything
+    before the cut (its `message_start` carries the input tokens; the output tokens come at the end). One
+    broken event: every stream's usage is in the other events, the last (here the chat client asks for none)."""
+    if not stream or protocol == "openai_chat":
+        return (0, 0)
+    if kind == "malformed":
+        return (1000, 100)
+    return (1000, 0) if protocol == "anthropic_messages" else (0, 0)
 
 
 # what each client does with a cut answer: the official clients retry a plain request whose body was cut (the
@@ -101,7 +106,7 @@ CUT = {
 def test_a_cut_answer(model_server, make_scenario, register, protocol, stream):
     result, log = _drive(model_server, make_scenario, register, {"wire_fault": {"kind": "cut"}}, protocol, stream)
     assert (log[0].status, log[0].wire_fault, log[0].calls_served) == (200, "cut", [])
-    assert (log[0].input_tokens, log[0].output_tokens) == _delivered(protocol, stream)
+    assert (log[0].input_tokens, log[0].output_tokens) == _delivered(protocol, stream, "cut")
     assert "cut" in (log[0].error or "")
     expected = CUT[(protocol, stream)]
     if expected == "retried":
@@ -124,7 +129,7 @@ def test_a_malformed_body_escapes_every_client_as_a_json_error(model_server, mak
     result, log = _drive(model_server, make_scenario, register, {"wire_fault": {"kind": "malformed"}}, protocol,
                          stream)
     assert [(e.status, e.wire_fault) for e in log] == [(200, "malformed")]
-    assert (log[0].input_tokens, log[0].output_tokens) == _delivered(protocol, stream)
+    assert (log[0].input_tokens, log[0].output_tokens) == _delivered(protocol, stream, "malformed")
     if protocol == "gemini_generate" and stream:
         assert isinstance(result, errors.UnknownApiResponseError), result
     else:

@@ -372,17 +372,19 @@ class ModelServer:
     def _faulty(proto: ModuleType, streamed: bool, include_usage: bool, reply: Reply, fault: WireFault,
                 row: dict[str, Any], finish: Callable[[int, str | None], None]) -> Response:
         """A cut or malformed 200 (WireFault). The answer never reaches the client whole, so it serves no calls;
-        the log's usage is what the whole events before the break told the client (Anthropic's `message_start`
-        carries the input tokens), none for a plain body."""
+        the log's usage is what the stream's whole events told the client (none for a plain body): before a
+        cut, those before it (Anthropic's `message_start` carries the input tokens); around a broken event, all
+        the others (a client that skips it reads the usage at the end)."""
         row.update(input_tokens=0, output_tokens=0, calls_served=[])
         if streamed:
             events = proto.render_stream(reply, include_usage)
             half = len(events) // 2  # a stream of one event is cut or broken in that event
-            row["input_tokens"], row["output_tokens"] = delivered_usage(events[:half])
             if fault.kind == "cut":
+                row["input_tokens"], row["output_tokens"] = delivered_usage(events[:half])
                 sent = b"".join(events[:half]) + events[half][:len(events[half]) // 2]
                 finish(200, f"scripted wire fault: stream cut after {half} of {len(events)} events")
                 return _CutResponse(sent, None, "text/event-stream")
+            row["input_tokens"], row["output_tokens"] = delivered_usage(events[:half] + events[half + 1:])
             events[half] = _broken(events[half])
             finish(200, f"scripted wire fault: event {half + 1} of {len(events)} is not valid JSON")
             return Response(b"".join(events), media_type="text/event-stream", headers={"cache-control": "no-cache"})
