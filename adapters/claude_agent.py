@@ -242,6 +242,10 @@ class _Segment:
     texts: list[str] = field(default_factory=list)
     undecided: list[str] = field(default_factory=list)  # can_use_tool: calls the harness had no decision for
     api_retries: int = 0  # SystemMessage(subtype="api_retry") the CLI streamed
+    # of those, the retries of an answer whose message_start had come (a stream cut mid-way): that attempt is
+    # already one of message_ids, so it is counted once
+    retries_of_started: int = 0
+    open_message: str | None = None  # the latest message_start with no message_delta (its end) yet
     child_message_ids: list[str] = field(default_factory=list)  # sub-agents' responses (parent_tool_use_id set)
     cwd: Path | None = None  # the CLI's working directory, removed when the segment ends
     interrupted: bool = False  # the caller's cancel: ClaudeSDKClient.interrupt() was sent
@@ -647,12 +651,21 @@ class ClaudeAgentAdapter(Adapter):
             seg.result = Fields(message)
         elif isinstance(message, SystemMessage) and message.subtype == "api_retry":
             seg.api_retries += 1
+            if seg.open_message is not None:
+                seg.retries_of_started += 1
+                seg.open_message = None
         elif isinstance(message, StreamEvent) and message.parent_tool_use_id is None:
             # one message_start per model response, also for a response with no content blocks
-            if message.event.get("type") == "message_start":
+            kind = message.event.get("type")
+            if kind == "message_start":
                 mid = (message.event.get("message") or {}).get("id")
+                seg.open_message = mid
                 if mid and mid not in seg.message_ids:
                     seg.message_ids.append(mid)
+            elif kind == "message_delta":
+                # a whole answer's closing event (stop reason, usage); the CLI streams a message_stop of its own
+                # after a cut too, so that one does not tell
+                seg.open_message = None
         elif isinstance(message, AssistantMessage) and message.parent_tool_use_id is not None:
             if message.error is None and message.message_id and message.message_id not in seg.child_message_ids:
                 seg.child_message_ids.append(message.message_id)
@@ -675,7 +688,8 @@ class ClaudeAgentAdapter(Adapter):
         # mechanisms and unsupported tool_choice: Adapter.declared()
         common: dict[str, Any] = dict(settings=settings, limits=limits, unsupported=unsupported)
         counters = self._counters(seg, at_pause)
-        extra: dict[str, Any] = {"api_retry_messages": seg.api_retries, "model_responses": len(seg.message_ids)}
+        extra: dict[str, Any] = {"api_retry_messages": seg.api_retries, "model_responses": len(seg.message_ids),
+                                 "retries_of_started_responses": seg.retries_of_started}
         base: dict[str, Any] = {"ended": "raised" if exc is not None else "returned"}
         if exc is not None:
             base.update(exception_type=type(exc).__name__, exception_message=str(exc)[:500])
@@ -771,10 +785,11 @@ class ClaudeAgentAdapter(Adapter):
     def _counters(cls, seg: _Segment, at_pause: _AtPause | None) -> ReportedCounters:
         rm = seg.result
         if rm is None:
-            seen = len(seg.message_ids) + seg.api_retries
+            seen = len(seg.message_ids) + seg.api_retries - seg.retries_of_started
             return ReportedCounters(model_requests_reported=seen or None, runtime_step_unit=STEP_UNIT)
         # each response, each retried failure, and the failure that ended the run when the CLI names its status
-        requests = len(seg.message_ids) + seg.api_retries + (1 if rm.api_error_status is not None else 0)
+        requests = (len(seg.message_ids) + seg.api_retries - seg.retries_of_started
+                    + (1 if rm.api_error_status is not None else 0))
         tokens_in, tokens_out = cls._tokens(rm)
         cost = rm.total_cost_usd
 

@@ -279,17 +279,22 @@ def _broken_mid_stream(r) -> bool:
 
 
 def test_a_broken_stream_is_counted_from_what_reached_the_cli(records):
-    """The CLI retries a broken answer either way, but counts it differently: a stream cut after its
-    message_start is not counted at all (the three whole answers' tokens); one with a broken event is, with the
-    input tokens its message_start told and output tokens of the CLI's own estimate (it stops reading at the
-    broken event, before the message_delta's count, which the server logs as sent)."""
+    """The CLI retries a broken answer and counts it, with the input tokens its message_start told and output
+    tokens of the CLI's own estimate: a stream cut after its message_start (the connection drops a moment after
+    the bytes that got through: probes/claude/fair.py cut), which the CLI closes with a message_stop of its own
+    and retries with an api_retry message, is one request, not two; one with a broken event stops the reading
+    before the message_delta's count, which the server logs as sent."""
     for variant in VARIANTS:
         cut, broken = records[("wire_cut_response", variant)], records[("wire_malformed_body", variant)]
         for r in (cut, broken):
             assert r.outcome == "completed" and r.counters.model_retries_observed == 1
+            assert r.counters.model_requests_reported == r.counters.model_requests_observed == 4
         assert [q.wire_fault for q in cut.requests][0] == "cut" and cut.requests[0].input_tokens == 1000
-        assert cut.counters.input_tokens_reported == cut.counters.input_tokens_observed - 1000
-        assert (cut.counters.output_tokens_reported, cut.counters.output_tokens_observed) == (300, 300)
+        extra = cut.native.signals.extra
+        assert (extra["api_retry_messages"], extra["model_responses"], extra["retries_of_started_responses"]) == (
+            1, 4, 1)
+        assert cut.counters.input_tokens_reported == cut.counters.input_tokens_observed == 4000
+        assert 300 < cut.counters.output_tokens_reported < 400 and cut.counters.output_tokens_observed == 300
         assert broken.counters.input_tokens_reported == broken.counters.input_tokens_observed == 4000
         assert 300 < broken.counters.output_tokens_reported < broken.counters.output_tokens_observed == 400
 

@@ -422,21 +422,24 @@ def test_a_cancel_stops_the_run_at_once_with_run_cancelled_and_its_usage(records
 def test_a_cancelled_run_is_continued_from_its_messages_without_repeating_the_post(records, variant):
     """RunCancelled.all_messages() keeps the finished post and the lookup call in flight; the resume
     (message_history, or the conversation variant's Conversation) sends both results again, the lookup's as
-    pydantic-ai's synthesized 'interrupted' return, and runs nothing twice. How the scripted server answers that
-    request depends on whether the abandoned 5 s lookup has finished in the ledger by then (it classes a result by
-    the ledger, not by what the framework delivered): the outcome is not asserted here."""
+    pydantic-ai's synthesized 'interrupted' return. The abandoned 5 s lookup's own result never reached the
+    framework, so the model answers the 'interrupted' text (no receipt) and looks the policy up again: the post runs
+    once, the lookup twice (the abandoned run and the new call)."""
     r = records[("cancel_then_resume", variant)]
     assert [s.kind for s in r.segments] == ["run", "resume"]
     cancelled, resumed = r.segments
     assert cancelled.outcome_signals.ended == "cancelled"
     assert (cancelled.counters.model_requests_reported, cancelled.counters.input_tokens_reported) == (2, 2000)
-    assert r.counters.tool_executions_by_tool == {"post_to_portal": 1, "lookup_policy": 1}
+    assert r.counters.tool_executions_by_tool == {"post_to_portal": 1, "lookup_policy": 2}
     assert r.counters.abandoned_calls == 1
     first_resumed = r.requests[2]
-    assert [t.call_id for t in first_resumed.tool_results] == ["post_1", "policy_1"]
-    if resumed.outcome_signals.ended == "returned":  # the usage the conversation variant carries over
-        assert resumed.counters.model_requests_reported == (3 if variant == "conversation" else 1)
-        assert resumed.counters.cumulative == (variant == "conversation")
+    assert [(t.call_id, t.status) for t in first_resumed.tool_results] == [("post_1", "receipt"),
+                                                                           ("policy_1", "none")]
+    assert first_resumed.served_turn == "lookup_again" and r.outcome == "completed"
+    assert resumed.outcome_signals.ended == "returned"
+    # the lookup again and the answer; the conversation variant's count carries the cancelled run's 2
+    assert resumed.counters.model_requests_reported == (4 if variant == "conversation" else 2)
+    assert resumed.counters.cumulative == (variant == "conversation")
 
 
 def test_each_idiom_cancels_the_way_its_docs_show():

@@ -79,6 +79,9 @@ def _wire_fault(turn: Turn, k: int) -> WireFault | None:
     return fault if fault.times == "forever" or k < failures + fault.times else None
 
 
+CUT_PAUSE_S = 0.25  # between a cut answer's last bytes and the close (_CutResponse)
+
+
 class _CutResponse(Response):
     """A 200 that stops mid-way: the headers and the first `sent` bytes of the body, then the app returns without
     completing it and uvicorn closes the connection (a plain body short of its Content-Length; a chunked stream
@@ -96,6 +99,10 @@ class _CutResponse(Response):
             headers.append((b"cache-control", b"no-cache"))
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": self.sent, "more_body": True})
+        # the drop comes a moment after the bytes that got through, as when a connection dies mid-answer: a
+        # client reads what it received, then meets the close. Closing at once let a loaded client read both in
+        # one go and a fast one one at a time, and the Claude CLI counted the cut answer in one case only.
+        await asyncio.sleep(CUT_PAUSE_S)
 
 
 class _QuietCut(logging.Filter):

@@ -16,6 +16,9 @@ empty                      a response with no content blocks after a tool result
 streaming-input            the same one-prompt task with the prompt as a string, then as an async iterable
                            (the SDK's streaming input mode): the requests (`stream` in each body) and usage
 resume-twice               a deferred call resumed twice, each in a new process, against ONE live config dir
+cut                        the first answer's stream cut half-way (chunked, no last chunk), the connection
+                           closed at once and then 0.25 s after the bytes that got through: what the CLI
+                           streams and counts for the cut answer
 
 Each prints the requests the server got, the tool runs, every message the SDK yielded (condensed), the
 ResultMessage and any exception.
@@ -26,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -103,6 +107,18 @@ class Fake:
                         self.send_header(k, v)
                     self.end_headers()
                     self.wfile.write(data.encode())
+                    return
+                if reply[0] == "cut":  # ("cut", pause_s): half a tool-call answer, chunked, then the drop
+                    events = sse(("calls", [("toolu_t1", "get_ticket", {"ticket_id": "T-1"})]), fake.n)
+                    half = len(events) // 2
+                    sent = b"".join(events[:half]) + events[half][:len(events[half]) // 2]
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                                     b"transfer-encoding: chunked\r\n\r\n")
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(sent), sent))
+                    self.wfile.flush()
+                    time.sleep(reply[1])
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
                     return
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
@@ -421,6 +437,26 @@ def resume_twice() -> None:
     print("tool runs:", runs())
 
 
+def cut_plan(pause_s: float) -> Plan:
+    def plan(body: dict[str, Any], n: int) -> tuple:
+        return ("cut", pause_s) if n == 1 else ticket_plan(body, n)
+
+    return plan
+
+
+async def cut() -> None:
+    for pause_s in (0.0, 0.25):
+        print(f"--- the connection closes {pause_s} s after the bytes that got through")
+        RUNS_FILE.unlink(missing_ok=True)
+        fake = Fake(cut_plan(pause_s))
+        config = tempfile.mkdtemp(prefix="claude-probe-") + "/config"
+        got = await drain(query(prompt=PROMPT, options=options(fake.url, config, include_partial_messages=True)))
+        summary(fake, got)
+        print("  stream events:", [(m.event.get("type"), (m.event.get("message") or {}).get("id"))
+                                   for m in got if isinstance(m, StreamEvent)
+                                   and m.event.get("type") in ("message_start", "message_delta", "message_stop")])
+
+
 T0 = time.time()
 CASES: dict[str, Callable[[], Any]] = {
     "deny-hook-stop": lambda: deny_hook(True), "deny-hook-continue": lambda: deny_hook(False),
@@ -435,6 +471,7 @@ CASES: dict[str, Callable[[], Any]] = {
                                        (529, {"retry-after": "3"})], None)),
     "empty": empty,
     "streaming-input": streaming_input,
+    "cut": cut,
 }
 
 if __name__ == "__main__":
