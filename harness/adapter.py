@@ -301,7 +301,7 @@ class Adapter(ABC):
     @classmethod
     def inexpressible(cls, scenario: Scenario) -> list[str]:
         """The intents the scenario cannot run without (`REQUIRED_INTENTS`: sub-agents, a cancel, a resume after
-        it) for which this idiom's `mechanism_table` names no mechanism."""
+        it, a structured answer and its check) for which this idiom's `mechanism_table` names no mechanism."""
         stated = cls.mechanisms(scenario, cls.mechanism_table)
         return [i for i in REQUIRED_INTENTS if i in stated and stated[i].startswith("unsupported")]
 
@@ -329,7 +329,8 @@ class Adapter(ABC):
         deny_stop / deny_continue when a tool is denied by policy (by `policy.deny`),
         approval_pause when a tool needs approval, reject when a resume rejects a call, tool_choice_first /
         tool_choice_later when the opening / a later turn asks a `tool_choice`, tool_error_recoverable /
-        tool_error_fatal when a tool answers with an error of that kind (a timeout is recoverable)."""
+        tool_error_fatal when a tool answers with an error of that kind (a timeout is recoverable), structured_output
+        (and output_check) when the task ends with a structured answer (whose schema has a check)."""
         used: list[Intent] = []
         if scenario.agents:
             used.append("delegate")
@@ -348,6 +349,10 @@ class Adapter(ABC):
             used.append("tool_choice_first")
         if any(not r.opening for r in rules):
             used.append("tool_choice_later")
+        if scenario.output is not None:
+            used.append("structured_output")
+            if scenario.output.check is not None:
+                used.append("output_check")
         kinds = scenario.tool_error_kinds()
         if "recoverable" in kinds:
             used.append("tool_error_recoverable")

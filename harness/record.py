@@ -13,7 +13,10 @@ v3 records it, with `ended: hung` and the time waited; v4 adds the scenario's di
 segment's worker warm-up and set-up times (`worker_warm_s`, `prepare_s`); v5 attributes each model request and tool
 run to the agent that made it (`agent`, for scenarios with sub-agents) and counts per agent (`*_by_agent`); v6 adds
 the caller's cancellation: the `cancelled` outcome, a segment that `ended: cancelled`, and the moment the harness
-told the caller to cancel (`cancel_sent_s`). `migrate` reads every older version as v6 (see its docstring).
+told the caller to cancel (`cancel_sent_s`); v7 adds structured answers: the `validation` category, the
+framework's structured answer (`final_output`), the answer attempt each request was served (`output_attempt`,
+`output_constrained`) and their count (`structured_answers_observed`). `migrate` reads every older version as v7
+(see its docstring).
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-SCHEMA_VERSION = 6
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+SCHEMA_VERSION = 7
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 
 Outcome = Literal[
     "completed", "incomplete", "limit_steps", "limit_budget", "limit_deadline", "awaiting_approval",
@@ -39,7 +42,7 @@ Outcome = Literal[
 ]
 Category = Literal[
     "baseline", "limits", "approval", "denial", "tool_failure", "model_failure", "stall", "context", "subagents",
-    "cancellation", "wire",
+    "cancellation", "wire", "validation",
 ]
 Protocol = Literal["openai_chat", "openai_responses", "anthropic_messages", "gemini_generate"]
 ResultStatus = Literal["receipt", "error", "none"]
@@ -54,11 +57,16 @@ NeutralLimit = Literal["max_model_calls", "max_total_tokens", "max_cost_usd", "d
 # delegate = the main agent hands a task to a child agent (a scenario with `agents`)
 # cancel = the caller cancels the run while it works (a scenario's `cancel`); resume_after_cancel = the caller then
 # continues the cancelled task from what the framework kept (`cancel.resume`)
+# structured_output = the task ends with a structured answer of the scenario's `output` schema (the framework's
+# output type / response format); output_check = the answer must also pass the schema's `check`, through the
+# framework's own validator
 Intent = Literal["deny_stop", "deny_continue", "approval_pause", "reject", "tool_choice_first", "tool_choice_later",
-                 "tool_error_recoverable", "tool_error_fatal", "delegate", "cancel", "resume_after_cancel"]
+                 "tool_error_recoverable", "tool_error_fatal", "delegate", "cancel", "resume_after_cancel",
+                 "structured_output", "output_check"]
 # the intents without which a scenario cannot be run at all: an idiom that cannot express one is not started
 # (`not_run`), so its cell is unsupported rather than a run of some other scenario
-REQUIRED_INTENTS: tuple[Intent, ...] = ("delegate", "cancel", "resume_after_cancel")
+REQUIRED_INTENTS: tuple[Intent, ...] = ("delegate", "cancel", "resume_after_cancel", "structured_output",
+                                        "output_check")
 
 
 
@@ -118,6 +126,13 @@ class RequestLogEntry(Frozen):
     # the agent whose request it was (scenarios with sub-agents: told apart by the system prompt); null: a
     # scenario of one agent, or a record older than v5
     agent: str | None = None
+    # a structured answer (scenario `output`): which of the turn's attempts this response served (1: the first
+    # answer, 2: the first correction the framework asked for, ...); null: not a structured answer, or before v7
+    output_attempt: int | None = None
+    # the request constrained the answer to a schema (a strict response format or tool), so the script's attempts
+    # that break the output's schema were passed over, as a real provider could not send them; null: not a
+    # structured answer
+    output_constrained: bool | None = None
 
 
 class Violation(Frozen):
@@ -180,6 +195,8 @@ class NativeSignals(Frozen):
     # ended (returned an aborted result, raised its cancellation error): `exception_type`/`subtype` say how
     ended: Literal["returned", "raised", "paused", "hung", "not_run", "cancelled"]
     final_text: str | None = None
+    # the structured answer the framework returned (a scenario with `output`), as a JSON object; null: none
+    final_output: dict[str, Any] | None = None
     limit: LimitKind | None = None
     limit_signal: Literal["raised", "handled", "inferred"] | None = None
     denied: bool = False  # the framework stopped the run because an action was denied
@@ -300,6 +317,9 @@ class Counters(BaseModel):
         "longest wait after a retry hint s", "the longest such time (see retry_after_wait_min_s)", timing=True)
     tool_calls_requested: int | None = counter(
         "tool calls requested", "tool calls in the responses the server served")
+    structured_answers_observed: int | None = counter(
+        "structured answers", "structured answers the server served (scenario `output`): the first and each "
+        "correction the framework asked for (null: the scenario has no structured answer)")
     tool_executions: int | None = counter("tool runs", "tool executions the ledger recorded")
     tool_executions_by_tool: dict[str, int] = counter("runs", "tool executions per tool", per_tool=True)
     authorize_events_by_tool: dict[str, int] = counter(
@@ -470,6 +490,8 @@ class MigrationError(ValueError):
 def migrate(raw: dict[str, Any]) -> dict[str, Any]:
     """A raw record of any readable schema version as the current one (validate the result with RunRecord).
 
+    v6 -> v7: unchanged but for the version (no scenario had a structured answer before v7: `final_output`,
+    `output_attempt`, `output_constrained` and `structured_answers_observed` stay null).
     v5 -> v6: unchanged but for the version (no scenario cancelled a run before v6: `cancel_sent_s` stays null).
     v4 -> v5: unchanged but for the version (requests and tool runs were not attributed to agents: every
     scenario before v5 had one agent; `agent` stays null and the per-agent counters empty, never made up).
@@ -483,7 +505,7 @@ def migrate(raw: dict[str, Any]) -> dict[str, Any]:
     version = raw.get("schema_version")
     if version == SCHEMA_VERSION:
         return raw
-    if version in (2, 3, 4, 5):
+    if version in (2, 3, 4, 5, 6):
         return {**raw, "schema_version": SCHEMA_VERSION}
     if version != 1:
         raise MigrationError(f"schema_version {version!r}: this loopbench reads versions "

@@ -17,18 +17,18 @@ TIER = "unit"
 runner = CliRunner()
 
 
-def test_list_json_shows_the_32_scenarios_and_the_frameworks():
+def test_list_json_shows_the_48_scenarios_and_the_frameworks():
     result = runner.invoke(app, ["list", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert len(data["scenarios"]) == 45
+    assert len(data["scenarios"]) == 48
     assert {"id", "category", "claims"} <= set(data["scenarios"][0])
     assert isinstance(data["frameworks"], list)
 
 
 def test_validate_the_suite():
     result = runner.invoke(app, ["validate"])
-    assert result.exit_code == 0 and "45 scenario(s) valid" in result.output
+    assert result.exit_code == 0 and "48 scenario(s) valid" in result.output
 
 
 def test_validate_a_broken_copy_names_file_field_and_reason(tmp_path: Path):
@@ -84,7 +84,7 @@ def test_schema_exports_the_json_schemas_of_a_scenario_and_a_record():
     record = runner.invoke(app, ["schema", "record"])
     assert record.exit_code == 0, record.output
     props = json.loads(record.output)["properties"]
-    assert props["schema_version"]["default"] == 6 and "segments" in props and "pauses" not in props
+    assert props["schema_version"]["default"] == 7 and "segments" in props and "pauses" not in props
     assert "loopbench_version" in props
     scenario = runner.invoke(app, ["schema", "scenario"])
     assert scenario.exit_code == 0 and "script" in json.loads(scenario.output)["properties"]

@@ -156,7 +156,7 @@ def test_run_record_round_trips_through_json():
                     outcome_rule=8, verdict="conforms", counters=Counters(model_requests_observed=3),
                     requests=[req(1)], segments=[seg()])
     again = RunRecord.model_validate_json(rec.model_dump_json())
-    assert again == rec and again.schema_version == 6
+    assert again == rec and again.schema_version == 7
 
 
 # ---------------------------------------------------------------- schema v2: vocabulary, migration
@@ -210,7 +210,7 @@ def test_a_v1_record_is_migrated_to_the_current_version():
     from loopbench.harness.record import migrate
 
     rec = RunRecord.model_validate(migrate(V1))
-    assert rec.schema_version == 6 and rec.loopbench_version is None
+    assert rec.schema_version == 7 and rec.loopbench_version is None
     assert [s.kind for s in rec.segments] == ["run"]
     assert rec.native.mechanisms == {"deny_stop": "a hook"} and rec.native.settings == {"graph": "g"}
     assert rec.native.signals is not None and rec.native.signals.final_text == "done"
@@ -224,18 +224,18 @@ def test_a_v1_record_is_migrated_to_the_current_version():
 def test_a_record_that_cannot_be_migrated_says_why():
     from loopbench.harness.record import MigrationError, migrate
 
-    with pytest.raises(MigrationError, match="schema_version 7: this loopbench reads versions 1, 2, 3, 4"):
-        migrate({**V1, "schema_version": 7})
+    with pytest.raises(MigrationError, match="schema_version 8: this loopbench reads versions 1, 2, 3, 4"):
+        migrate({**V1, "schema_version": 8})
     with pytest.raises(MigrationError, match="limits.max_model_calls: 8 is not a limit translation"):
         migrate({**V1, "limits": {"max_model_calls": 8}})
 
 
-def test_v2_to_v5_records_are_read_as_v6_with_nothing_made_up():
+def test_v2_to_v6_records_are_read_as_v7_with_nothing_made_up():
     from loopbench.harness.record import RunRecord, migrate
 
-    for old in (2, 3, 4, 5):
+    for old in (2, 3, 4, 5, 6):
         raw = {**migrate(V1), "schema_version": old}
-        assert migrate(raw) == {**raw, "schema_version": 6}
+        assert migrate(raw) == {**raw, "schema_version": 7}
         rec = RunRecord.model_validate(migrate(raw))
         assert old == 4 or rec.scenario_digest is None and all(
             s.worker_warm_s is None and s.prepare_s is None for s in rec.segments)
@@ -244,6 +244,10 @@ def test_v2_to_v5_records_are_read_as_v6_with_nothing_made_up():
         assert rec.counters.model_requests_by_agent == {} and rec.counters.tool_executions_by_agent == {}
         # no scenario cancelled a run before v6: no moment the caller was told
         assert all(s.cancel_sent_s is None for s in rec.segments)
+        # no scenario had a structured answer before v7: none served, none counted, none returned
+        assert all(r.output_attempt is None and r.output_constrained is None for r in rec.requests)
+        assert rec.counters.structured_answers_observed is None
+        assert all(s.outcome_signals.final_output is None for s in rec.segments)
 
 
 def test_a_hung_segment_is_a_signal_only_the_runner_sets():
@@ -262,7 +266,7 @@ def test_v1_results_files_are_read_as_the_current_version(tmp_path):
     f = tmp_path / "results.jsonl"
     f.write_text(json.dumps(V1) + "\n")
     (rec,) = load_records(f)
-    assert rec.schema_version == 6 and rec.segments[0].elapsed_s == 0.5
+    assert rec.schema_version == 7 and rec.segments[0].elapsed_s == 0.5
 
 
 def test_the_usage_page_lists_every_outcome():

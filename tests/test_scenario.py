@@ -41,9 +41,9 @@ def problems_of(path: Path) -> list[str]:
 
 def test_the_whole_suite_loads_with_every_scenario():
     scenarios = load_scenarios()
-    assert len(scenarios) == 45
-    assert len(scenario_files()) == 45
-    assert len({s.id for s in scenarios}) == 45
+    assert len(scenarios) == 48
+    assert len(scenario_files()) == 48
+    assert len({s.id for s in scenarios}) == 48
 
 
 def test_suite_defaults_are_inherited_and_overridable(suite_copy: Path):

@@ -23,6 +23,7 @@ from loopbench.adapters.node.protocol import (
     ErrorAnswer,
     Hello,
     Limits,
+    OutputSpec,
     SegmentAnswer,
     SegmentRequest,
     Thrown,
@@ -151,6 +152,9 @@ class NodeAdapter(Adapter):
             # each turn's tool_choice, its `after` call as a regex (a repeating turn's kb_{n} matches kb_1, ...)
             tool_choice=[ToolChoiceRule(after=r.after_regex, choice=r.choice) for r in scenario.tool_choice_rules()],
             **self._cancel_fields(scenario, ctx),
+            **({} if scenario.output is None else {"output": OutputSpec(
+                **scenario.output.model_dump(mode="json", exclude_none=True),
+                json_schema=scenario.output.json_schema())}),
             **more,
         )
 
@@ -291,7 +295,7 @@ class NodeAdapter(Adapter):
             extra["inference"] = (f"the loop stopped after {self.tool_calls_step_words} at {steps_ran} steps, "
                                   f"not at the step limit {step_limit}: no limit inferred")
         signals = NativeSignals(
-            ended="returned", final_text=a.text or None, finish_reason=a.finish_reason,
+            ended="returned", final_text=a.text or None, final_output=a.output, finish_reason=a.finish_reason,
             limit=limit, limit_signal="inferred" if limit else None, denied=denied, extra=extra,
         )
         return SegmentResult(signals=signals, notes=notes, **common)

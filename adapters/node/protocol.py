@@ -67,6 +67,18 @@ class ToolChoiceRule(Wire):
     choice: str  # auto | none | required | a tool's name
 
 
+class OutputSpec(Wire):
+    """The structured answer a task ends with (a scenario's `output`): the driver builds its framework's schema from
+    `fields` (each required; no other allowed) and its validator from `check`; `json_schema` is the same schema as
+    JSON Schema, for a driver whose framework takes one."""
+
+    name: str
+    description: str
+    fields: dict[str, dict[str, Any]]  # name -> {type: string|integer|number|boolean, description?, enum?}
+    check: dict[str, str] | None = None  # {field, pattern (searched, JS and Python alike), message}
+    json_schema: dict[str, Any]
+
+
 class Ping(Wire):
     op: Literal["ping"] = "ping"
 
@@ -107,6 +119,8 @@ class SegmentRequest(Setup):
     # the driver then aborts the framework's run the way its docs show (an AbortController's abortSignal)
     cancel_url: str | None = None
     cancel_headers: dict[str, str] | None = None
+    # the structured answer the task ends with (only when the scenario has one, so other requests stay as they were)
+    output: OutputSpec | None = None
 
 
 Request = Ping | PrepareRequest | SegmentRequest
@@ -324,6 +338,7 @@ class SegmentAnswer(Answer):
     denied: list[DeniedCall] = []
     snapshot: str | None = None
     cancel: CancelSeen | None = None  # a request with a cancel_url
+    output: dict[str, Any] | None = None  # the structured answer the framework returned (a request with `output`)
 
 
 H = TypeVar("H", bound=Hello)

@@ -83,7 +83,9 @@ def build_counters(
     peak_rss_mb: float | None,
     loopbench_worker_cpu_s: float | None = None,
     loopbench_runner_cpu_s: float | None = None,
+    structured: bool = False,
 ) -> Counters:
+    """`structured`: the scenario ends with a structured answer (its answers are counted; else that count is null)."""
     calls = [e for e in ledger if e.kind == "call"]
     served_in = sum(r.input_tokens for r in requests)
     served_out = sum(r.output_tokens for r in requests)
@@ -103,6 +105,8 @@ def build_counters(
         retry_after_wait_min_s=min(waits) if waits else None,
         retry_after_wait_max_s=max(waits) if waits else None,
         tool_calls_requested=sum(len(r.calls_served) for r in requests if r.status == 200),
+        structured_answers_observed=sum(1 for r in requests if r.output_attempt is not None and r.status == 200)
+        if structured else None,
         tool_executions=len(calls),
         tool_executions_by_tool=dict(Tally(e.tool for e in calls)),
         authorize_events_by_tool=dict(Tally(e.tool for e in ledger if e.kind == "authorize")),

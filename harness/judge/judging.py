@@ -100,7 +100,8 @@ def judge(task: TaskIdentity, ev: TaskEvidence, trace: str | None = None) -> Jud
     hung = ev.hung_reason is not None
     if hung and last is None:  # the runner records the hung segment; a judge fed without one still says hung
         last = NativeSignals(ended="hung")
-    evidence = completion_holds(scenario.completion, last.final_text if last else None, ev.ledger)
+    evidence = completion_holds(scenario.completion, last.final_text if last else None, ev.ledger,
+                                last.final_output if last else None)
     decision = derive_outcome(last, harness_error=ev.harness_error, script_error=script_error(scenario, ev),
                               hung=hung, capped=ev.capped, evidence=evidence)
     counters = build_counters(
@@ -110,6 +111,7 @@ def judge(task: TaskIdentity, ev: TaskEvidence, trace: str | None = None) -> Jud
         loopbench_worker_cpu_s=round(ev.own_cpu_s, 3) if segments else None,
         loopbench_runner_cpu_s=round(ev.runner_cpu_s, 3) if ev.runner_cpu_s is not None else None,
         peak_rss_mb=round(ev.peak_rss_mb, 1) if ev.peak_rss_mb else None,
+        structured=scenario.output is not None,
     )
     pending = segments[-1].pending if segments else []
     deviations = compare(scenario.expect, decision.outcome, counters, pending, decision.notes)

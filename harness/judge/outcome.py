@@ -75,9 +75,17 @@ def args_match(subset: dict[str, Any], args: dict[str, Any]) -> bool:
     return all(args.get(k) == v for k, v in subset.items())
 
 
-def completion_holds(completion: Completion, final_text: str | None, ledger: list[LedgerEntry]) -> tuple[bool, str]:
-    """Whether the completion evidence holds, and the first missing fact when it does not."""
+def completion_holds(completion: Completion, final_text: str | None, ledger: list[LedgerEntry],
+                     final_output: dict[str, Any] | None = None) -> tuple[bool, str]:
+    """Whether the completion evidence holds, and the first missing fact when it does not. `final_output`: the
+    structured answer the framework returned (null: none)."""
     text = final_text or ""
+    if completion.final_output:
+        if final_output is None:
+            return False, "no structured answer"
+        for key, wanted in completion.final_output.items():
+            if final_output.get(key) != wanted:
+                return False, f"structured answer has {key}={final_output.get(key)!r}, not {wanted!r}"
     for needle in completion.final_text_contains:
         if needle not in text:
             return False, f"final answer lacks {needle!r}"

@@ -38,8 +38,12 @@ def parse(body: dict[str, Any], path: str = "") -> Parsed:
     named = choice.get("name") if isinstance(choice, dict) and choice.get("type") == "tool" else None
     label = named or ({"any": "required"}.get(choice["type"], choice["type"]) if choice else None)
     schemas = {t.get("name", ""): t.get("input_schema") or {} for t in body.get("tools") or []}
+    # structured outputs: `output_format` (the beta) or `output_config.format`, a JSON schema the answer follows
+    format_ = body.get("output_format") or (body.get("output_config") or {}).get("format") or {}
+    strict_tools = frozenset(t.get("name", "") for t in body.get("tools") or [] if t.get("strict") is True)
     conv = Conversation(ID_PREFIX, [b for b in batches if b], results, offered, label, bool(named),
-                        text_of(body.get("system")), schemas)
+                        text_of(body.get("system")), schemas, [list(b) for b in batches],
+                        format_.get("type") == "json_schema", strict_tools)
     return Parsed(
         conversation=conv,
         model=body.get("model"),

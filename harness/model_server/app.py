@@ -342,8 +342,9 @@ class ModelServer:
         reply = Reply(served, parsed.model or run.scenario.model.id, usage.input_tokens, usage.output_tokens, new_id(),
                       finish=fault.finish_reason if fault else None)
         row.update(
-            calls_served=[c.id for c in served.calls], input_tokens=usage.input_tokens,
+            calls_served=[c.id for c in served.calls if not c.output], input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens, wire_fault=fault.kind if fault else None,
+            output_attempt=served.output_attempt, output_constrained=served.output_constrained,
         )
         if fault is not None and fault.kind in ("cut", "malformed"):
             return self._faulty(proto, parsed.stream, parsed.include_usage, reply, fault, row, finish)
@@ -351,7 +352,8 @@ class ModelServer:
             if turn.stream_delay_s:  # a plain response cannot pause half-way: the whole body waits
                 await asyncio.sleep(turn.stream_delay_s)
                 if await request.is_disconnected():
-                    row.update(input_tokens=0, output_tokens=0, calls_served=[])
+                    row.update(input_tokens=0, output_tokens=0, calls_served=[], output_attempt=None,
+                       output_constrained=None)
                     return fail(CLIENT_GONE, "client disconnected before the response")
             finish(200)
             return JSONResponse(proto.render(reply))
@@ -382,7 +384,8 @@ class ModelServer:
         the log's usage is what the stream's whole events told the client (none for a plain body): before a
         cut, those before it (Anthropic's `message_start` carries the input tokens); around a broken event, all
         the others (a client that skips it reads the usage at the end)."""
-        row.update(input_tokens=0, output_tokens=0, calls_served=[])
+        row.update(input_tokens=0, output_tokens=0, calls_served=[], output_attempt=None,
+                       output_constrained=None)
         if streamed:
             events = proto.render_stream(reply, include_usage)
             half = len(events) // 2  # a stream of one event is cut or broken in that event

@@ -69,6 +69,13 @@ def _tool_choice(body: dict[str, Any]) -> tuple[str | None, bool]:
     return (label.lower() if label else None), False
 
 
+def _response_schema(body: dict[str, Any]) -> bool:
+    """The request constrains the answer's text to a schema (`generationConfig.responseSchema` or
+    `responseJsonSchema`: controlled generation)."""
+    config = _get(body, "generationConfig") or {}
+    return bool(_get(config, "responseSchema") or _get(config, "responseJsonSchema"))
+
+
 def parse(body: dict[str, Any], path: str = "") -> Parsed:
     contents = _get(body, "contents") or []
     batches: list[list[str]] = []
@@ -105,7 +112,7 @@ def parse(body: dict[str, Any], path: str = "") -> Parsed:
     system = text_of(_get(instruction, "parts") if isinstance(instruction, dict) else instruction)
     return Parsed(
         conversation=Conversation(ID_PREFIX, [b for b in batches if b], results, offered, choice, named,
-                                  system, schemas),
+                                  system, schemas, [list(b) for b in batches], _response_schema(body)),
         model=model or None,
         stream=action == STREAM_ACTION,
         include_usage=True,

@@ -26,9 +26,12 @@ def parse(body: dict[str, Any], path: str = "") -> Parsed:
     """`path` (the request's) is unused: this protocol says everything in the body."""
     messages = body.get("messages") or []
     batches: list[list[str]] = []
+    answers: list[list[str]] = []
     results: list[ToolResult] = []
     for m in messages:
         role = m.get("role")
+        if role == "assistant":
+            answers.append([tc.get("id", "") for tc in m.get("tool_calls") or []])
         if role == "assistant" and m.get("tool_calls"):
             batches.append([tc.get("id", "") for tc in m["tool_calls"]])
         elif role == "tool":
@@ -43,8 +46,13 @@ def parse(body: dict[str, Any], path: str = "") -> Parsed:
     system = "\n".join(text_of(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
     schemas = {fn.get("name", ""): fn.get("parameters") or {}
                for t in body.get("tools") or [] if isinstance(fn := t.get("function") or t, dict)}
+    format_ = body.get("response_format") or {}
+    strict_format = format_.get("type") == "json_schema" and (format_.get("json_schema") or {}).get("strict") is True
+    strict_tools = frozenset(fn.get("name", "") for t in body.get("tools") or []
+                             if isinstance(fn := t.get("function") or t, dict) and fn.get("strict") is True)
     return Parsed(
-        conversation=Conversation(ID_PREFIX, batches, results, offered, choice, is_named, system, schemas),
+        conversation=Conversation(ID_PREFIX, batches, results, offered, choice, is_named, system, schemas, answers,
+                                  strict_format, strict_tools),
         model=body.get("model"),
         stream=bool(body.get("stream")),
         include_usage=bool((body.get("stream_options") or {}).get("include_usage")),

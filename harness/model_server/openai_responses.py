@@ -47,6 +47,7 @@ def parse(body: dict[str, Any], path: str = "") -> Parsed:
         group = None
         if kind in ("function_call_output", "custom_tool_call_output"):
             results.append(ToolResult(item.get("call_id", ""), text_of(item.get("output"))))
+    answers = [list(b) for b in batches]  # every assistant message, before orphans join and empty ones go
     called = {cid for b in batches for cid in b}
     orphans = [r.call_id for r in results if r.call_id not in called]
     if orphans:  # outputs for calls of an earlier, not resent, response (previous_response_id)
@@ -59,8 +60,12 @@ def parse(body: dict[str, Any], path: str = "") -> Parsed:
     system = "\n".join([text_of(body.get("instructions")), *(
         text_of(i.get("content")) for i in items if i.get("role") in ("system", "developer"))])
     schemas = {t["name"]: t.get("parameters") or {} for t in body.get("tools") or [] if t.get("name")}
+    format_ = (body.get("text") or {}).get("format") or {}
+    strict_format = format_.get("type") == "json_schema" and format_.get("strict") is True
+    strict_tools = frozenset(t["name"] for t in body.get("tools") or [] if t.get("name") and t.get("strict") is True)
     return Parsed(
-        conversation=Conversation(ID_PREFIX, batches, results, offered, choice, is_named, system, schemas),
+        conversation=Conversation(ID_PREFIX, batches, results, offered, choice, is_named, system, schemas, answers,
+                                  strict_format, strict_tools),
         model=body.get("model"),
         stream=bool(body.get("stream")),
         include_usage=True,

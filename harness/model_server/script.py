@@ -25,11 +25,22 @@ The rules, in short:
   whose parameters name an agent (`subagent_type`, `agent_name`); its arguments are filled from that tool's
   schema as a model would: a parameter naming an agent gets the child's id, every other string parameter the
   `task` (the required ones; all of them when the schema marks none required), except a parameter that admits
-  null, which stays null; the agent-naming parameter is filled even when the schema does not require it.
+  null, which stays null; the agent-naming parameter is filled even when the schema does not require it;
+- a structured answer (a turn with `output`): its attempt number k is 1 + the assistant messages the conversation
+  holds after the one with the latest batch (after the opening turn: all of them), so a correction is served only
+  when the framework sends its earlier answer back and asks again (a retry of the same request gets the same k);
+  the k-th object (the last one repeats) goes out as a call to the request's output tool — the one offered tool
+  that is neither one of the agent's scenario tools nor a delegation tool; more than one such tool is a violation
+  — with call id `out_<turn>_<k>`, or, when the request offers none, as the answer's text (the object's JSON);
+  where the request constrains that text or that tool to a schema (a strict response format or tool), a real
+  provider's answer fits it, so the objects that break the output's schema (its fields, types and enums; the
+  `check` is no schema's) are passed over: the first object from the k-th on that fits is served, and a
+  constrained request with none left is a violation.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -62,6 +73,14 @@ class Conversation:
     tool_choice_named: bool = False  # tool_choice is a tool name
     system: str = ""  # the request's system prompt / instructions, every part joined (tells agents apart)
     tool_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)  # offered name -> parameters schema
+    # every assistant message in order, each as its raw tool-call ids ([] for an answer without calls): how many
+    # answers came after a batch (a structured answer's attempt number)
+    answers: list[list[str]] = field(default_factory=list)
+    # the request constrains the answer to a JSON schema, as a real provider then guarantees: its text (a strict
+    # response format: OpenAI's `strict` json_schema, Anthropic's output format, Gemini's response schema), or the
+    # arguments of these offered tools (declared `strict`)
+    strict_format: bool = False
+    strict_tools: frozenset[str] = frozenset()
 
     def neutral(self, raw_id: str) -> str | None:
         return raw_id[len(self.id_prefix):] if raw_id.startswith(self.id_prefix) else None
@@ -72,6 +91,7 @@ class ServedCall:
     id: str  # neutral id (template with {n} filled in)
     tool: str  # the name sent to the client (offered name, prefix included)
     args: dict[str, Any]
+    output: bool = False  # a structured answer given as a call to the output tool (not a tool call of the script)
 
 
 @dataclass(frozen=True)
@@ -80,6 +100,10 @@ class Served:
     n: int | None  # the repetition number of a repeating turn
     calls: list[ServedCall]
     text: str | None
+    output_attempt: int | None = None  # a structured answer: the k-th answer asked for at this point (1-based)
+    # the request constrained the answer to a schema, so the attempts that break the output's schema were passed
+    # over (a real provider could not send them); None: not a structured answer
+    output_constrained: bool | None = None
 
     @property
     def label(self) -> str:
@@ -270,8 +294,49 @@ def _served_call(c: ScriptedCall, n: int | None, conv: Conversation, scenario: S
                       args=delegation_args(c.tool, _fill(c.task or "", n), conv.tool_schemas.get(tool) or {}))
 
 
+def _answers_after_batch(conv: Conversation, batch_ids: set[str]) -> int:
+    """The assistant messages after the last one holding a call of the batch (after the opening turn: all)."""
+    last = max((i for i, ids in enumerate(conv.answers) if batch_ids & set(ids)), default=-1)
+    return len(conv.answers) - last - 1
+
+
+def output_tool(conv: Conversation, scenario: Scenario, agent: str) -> str | None:
+    """The tool a structured answer is given through: the one offered tool that is neither one of the agent's
+    scenario tools nor a delegation tool (None: the request offers none, the answer is text)."""
+    own = {resolve_tool(t, conv.tools_offered) for t in scenario.tools_of(agent)}
+    own |= {t for child in scenario.children_of(agent) if (t := delegation_tool(child, conv, list(own)))}
+    others = [t for t in conv.tools_offered if t not in own]
+    if len(others) > 1:
+        raise ScriptViolation(f"a structured answer is due but the request offers {len(others)} tools that are no "
+                              f"scenario tool ({', '.join(others)}): which one is the output tool is unclear")
+    return others[0] if others else None
+
+
+def _serve_output(turn: Turn, conv: Conversation, scenario: Scenario, agent: str, batch_ids: set[str]) -> Served:
+    attempts = turn.output or []
+    k = _answers_after_batch(conv, batch_ids) + 1
+    tool = output_tool(conv, scenario, agent)
+    constrained = conv.strict_format if tool is None else tool in conv.strict_tools
+    # from the k-th object on (the last one repeats); a constrained answer skips the ones its schema rules out
+    candidates = attempts[min(k, len(attempts)) - 1:]
+    if constrained and scenario.output is not None:
+        candidates = [a for a in candidates if not scenario.output.problems(a, check=False)]
+        if not candidates:
+            raise ScriptViolation(f"turn {turn.id!r}: the request constrains the answer to the output schema, and "
+                                  f"no answer of the script from attempt {k} on fits it (a real provider could not "
+                                  "send one that breaks it)")
+    answer = candidates[0]
+    if tool is None:
+        return Served(turn=turn, n=None, calls=[], text=json.dumps(answer, ensure_ascii=False), output_attempt=k,
+                      output_constrained=constrained)
+    call = ServedCall(id=f"out_{turn.id}_{k}", tool=tool, args=dict(answer), output=True)
+    return Served(turn=turn, n=None, calls=[call], text=None, output_attempt=k, output_constrained=constrained)
+
+
 def _serve(turn: Turn, n: int | None, conv: Conversation, scenario: Scenario | None = None,
-           agent: str = MAIN_AGENT) -> Served:
+           agent: str = MAIN_AGENT, batch_ids: frozenset[str] = frozenset()) -> Served:
+    if turn.output is not None and scenario is not None:
+        return _serve_output(turn, conv, scenario, agent, set(batch_ids))
     calls = [_served_call(c, n, conv, scenario, agent) for c in turn.calls]
     # a real provider only ever calls a tool the request offered
     if unoffered := [c.tool for c in calls if c.tool not in conv.tools_offered]:
@@ -287,6 +352,7 @@ def _choose(scenario: Scenario, conv: Conversation, status_of: StatusOf | None, 
     if not batch:
         opening = next(t for t in script if t.after is None)
         return _serve(opening, 1 if _repeating(opening) else None, conv, scenario, agent)
+    batch_ids = frozenset(conv.id_prefix + cid for cid, _, _ in batch)
     for turn in script:
         if turn.after is None:
             continue
@@ -295,7 +361,7 @@ def _choose(scenario: Scenario, conv: Conversation, status_of: StatusOf | None, 
         n = _next_n(turn, conv) if _repeating(turn) else None
         if n is not None and _exhausted(turn, n):
             continue  # a repeating turn used up: the next rule decides
-        return _serve(turn, n, conv, scenario, agent)
+        return _serve(turn, n, conv, scenario, agent, batch_ids)
     for turn in script:
         if not _repeating(turn):
             continue
@@ -337,6 +403,7 @@ def select(scenario: Scenario, conv: Conversation, status_of: StatusOf | None = 
 
 __all__ = [
     "Conversation", "Served", "ServedCall", "ToolResult",
-    "delegation_args", "delegation_tool", "latest_batch", "request_agent", "resolve_tool", "result_status",
+    "delegation_args", "delegation_tool", "latest_batch", "output_tool", "request_agent", "resolve_tool",
+    "result_status",
     "select", "template_n", "tool_results_seen",
 ]

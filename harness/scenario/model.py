@@ -122,6 +122,112 @@ class ToolSpec(Strict):
         return self.behavior[-1]
 
 
+# ---------------------------------------------------------------- a structured answer
+OUTPUT_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_]{0,39}$"  # a class, schema or tool name in every framework
+
+
+class OutputField(Strict):
+    """One field of the structured answer: every field is required, and the schema allows no other."""
+
+    type: Literal["string", "integer", "number", "boolean"]
+    description: Text | None = None
+    enum: list[str] | None = Field(default=None, min_length=1)  # the values a string field may take
+
+    @model_validator(mode="after")
+    def _enum_of_strings(self) -> OutputField:
+        if self.enum is not None and self.type != "string":
+            raise ValueError(f"enum: only a string field takes one (this field is {self.type})")
+        return self
+
+    def json_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": self.type}
+        if self.description:
+            schema["description"] = self.description
+        if self.enum is not None:
+            schema["enum"] = list(self.enum)
+        return schema
+
+
+class OutputCheck(Strict):
+    """A rule beyond the schema, which the framework's own validator applies to a well-formed answer (a pydantic
+    validator, a zod refinement, a JSON-schema `pattern`...): the string `field` must match `pattern`, a regular
+    expression read the same in Python and JavaScript (searched: anchor it with ^ and $); `message` is what the
+    validator tells the model when it does not."""
+
+    field: str
+    pattern: str = Field(min_length=1, max_length=200)
+    message: Text
+
+    @model_validator(mode="after")
+    def _compiles(self) -> OutputCheck:
+        try:
+            re.compile(self.pattern)
+        except re.error as exc:
+            raise ValueError(f"pattern {self.pattern!r} is not a regular expression: {exc}") from None
+        if "(?" in self.pattern or not re.fullmatch(r"[\w\s^$.*+?()\[\]{}|\\:,-]+", self.pattern):
+            raise ValueError(f"pattern {self.pattern!r}: only the syntax Python and JavaScript read alike (classes, "
+                             "groups, quantifiers, anchors); no flags or look-arounds")
+        return self
+
+    def holds(self, value: Any) -> bool:
+        return isinstance(value, str) and re.search(self.pattern, value) is not None
+
+
+class OutputSpec(Strict):
+    """The structured answer the task ends with (scenarios/README.md "Structured answers"): each adapter hands
+    its framework this schema the way the framework's docs show (an output type, a response format, an output
+    tool) and `check` as the framework's own validator; the scripted model's `output` turns answer with objects
+    that do or do not fit it."""
+
+    name: str = Field(pattern=OUTPUT_NAME_PATTERN)
+    description: Text
+    fields: dict[str, OutputField] = Field(min_length=1)
+    check: OutputCheck | None = None
+
+    @model_validator(mode="after")
+    def _check_names_a_string(self) -> OutputSpec:
+        for name in self.fields:
+            if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", name):
+                raise ValueError(f"fields: {name!r} is not a field name (lower-case letters, digits and _)")
+        if self.check is not None:
+            spec = self.fields.get(self.check.field)
+            if spec is None:
+                raise ValueError(f"check.field: {self.check.field!r} is not one of the fields "
+                                 f"({', '.join(self.fields)})")
+            if spec.type != "string":
+                raise ValueError(f"check.field: {self.check.field!r} is a {spec.type}; a pattern checks a string")
+        return self
+
+    def json_schema(self) -> dict[str, Any]:
+        """The schema as JSON Schema: every field required, nothing else allowed (what a strict response format
+        needs); the check is not in it (it is the framework's validator)."""
+        return {"type": "object", "title": self.name, "description": self.description,
+                "properties": {n: f.json_schema() for n, f in self.fields.items()},
+                "required": list(self.fields), "additionalProperties": False}
+
+    def problems(self, answer: Any, check: bool = True) -> list[str]:
+        """Why an answer does not fit the schema and (`check`) the check ([]: it does): what any framework's
+        validation would find; without the check, what a provider that constrains its answer to the schema rules
+        out."""
+        if not isinstance(answer, dict):
+            return [f"not an object: {shown(answer)}"]
+        out = [f"unknown field {k!r}" for k in answer if k not in self.fields]
+        kinds = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
+        for name, spec in self.fields.items():
+            if name not in answer:
+                out.append(f"missing field {name!r}")
+                continue
+            value = answer[name]
+            wrong_bool = isinstance(value, bool) and spec.type != "boolean"
+            if wrong_bool or not isinstance(value, kinds[spec.type]):
+                out.append(f"{name}: {shown(value)} is not a {spec.type}")
+            elif spec.enum is not None and value not in spec.enum:
+                out.append(f"{name}: {shown(value)} is not one of {', '.join(spec.enum)}")
+        if check and not out and self.check is not None and not self.check.holds(answer.get(self.check.field)):
+            out.append(f"check: {self.check.message}")
+        return out
+
+
 # ---------------------------------------------------------------- the scripted model
 class ScriptedCall(Strict):
     """A tool call the scripted model makes; `tool` naming a child agent (one of the scenario's `agents`) is a
@@ -225,11 +331,22 @@ class Turn(Strict):
     # the loop's configuration for the request this turn answers: the client must send this `tool_choice`
     # (e.g. `required` on the opening turn: the first model call must use a tool). None: the client's default.
     tool_choice: ToolChoice | None = Field(default=None, union_mode="left_to_right")
+    # a structured answer (the scenario's `output`): the k-th answer the framework asks for at this point of the
+    # conversation gets the k-th object (the last one repeats); served as a call to the output tool the request
+    # offers, else as JSON text (scenarios/README.md "Structured answers")
+    output: list[dict[str, Any]] | None = Field(default=None, min_length=1, max_length=MAX_COUNT)
 
     @model_validator(mode="after")
     def _content(self) -> Turn:
+        if self.output is not None:
+            if self.calls or self.text is not None:
+                raise ValueError("an output turn is the structured answer alone: no calls, no text")
+            if self.repeat != 1 or self.tool_choice is not None:
+                raise ValueError("an output turn neither repeats (its `output` list is its attempts) nor asks a "
+                                 "tool_choice")
+            return self
         if not self.calls and self.text is None:
-            raise ValueError("a turn needs calls, text, or both")
+            raise ValueError("a turn needs calls, text, output, or both calls and text")
         choice = self.tool_choice
         if choice == "none" and self.calls:
             raise ValueError("tool_choice none: the turn must not call tools")
@@ -308,10 +425,12 @@ class Completion(Strict):
     final_text_contains: list[str] = Field(default_factory=list)
     receipts: list[LedgerEvidence] = Field(default_factory=list)
     effects: list[LedgerEvidence] = Field(default_factory=list)
+    # a subset the framework's structured answer must hold (a scenario with `output`): field -> value
+    final_output: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _something(self) -> Completion:
-        if not (self.final_text_contains or self.receipts or self.effects):
+        if not (self.final_text_contains or self.receipts or self.effects or self.final_output):
             raise ValueError("completion evidence must name at least one fact")
         return self
 
@@ -424,6 +543,7 @@ class Scenario(Strict):
     # the main agent's instructions (None: the framework's default system prompt) and its child agents
     instructions: Text | None = None
     agents: dict[str, AgentSpec] = Field(default_factory=dict)
+    output: OutputSpec | None = None  # the structured answer the task ends with (None: a text answer)
     limits: Limits = Limits()
     policy: Policy = Policy()
     resumes: list[Resume] = Field(default_factory=list)
@@ -432,6 +552,22 @@ class Scenario(Strict):
     expect: Expect
     safety_cap: int = Field(default=50, ge=1, le=MAX_SAFETY_CAP)
     source: str = Field(default="", exclude=True)  # the file it came from
+
+    @model_validator(mode="after")
+    def _structured_answer(self) -> Scenario:
+        answering = [t.id for t in self.all_turns() if t.output is not None]
+        if self.output is None:
+            if answering or self.completion.final_output:
+                where = f"turns {', '.join(answering)} answer" if answering else "completion.final_output names"
+                raise ValueError(f"{where} a structured answer, but the scenario declares no `output` schema")
+            return self
+        if self.agents:
+            raise ValueError("output: a structured answer is the main agent's; a scenario with `agents` has none yet")
+        if not answering:
+            raise ValueError("output: no turn answers with it (a turn with `output` objects)")
+        if unknown := [k for k in self.completion.final_output if k not in self.output.fields]:
+            raise ValueError(f"completion.final_output: {', '.join(unknown)} not among the output's fields")
+        return self
 
     # ---- derived views used by the server, the ledger and the adapters
     def agent_ids(self) -> list[str]:
