@@ -13,46 +13,55 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 from typer.core import TyperGroup
 
-from loopbench.commands import bench as bench_cmd
-from loopbench.commands import matrix as matrix_cmd
-from loopbench.commands import results as results_cmd
-from loopbench.commands import run as run_cmd
-from loopbench.commands import scenarios as scenarios_cmd
-from loopbench.commands import serve as serve_cmd
-from loopbench.commands import stability as stability_cmd
-from loopbench.commands.common import err
-from loopbench.commands.exit_policy import BAD_INPUT
-from loopbench.commands.results import DiffFormat
-from loopbench.commands.scenarios import SchemaKind
-from loopbench.harness.errors import BadInput
-from loopbench.harness.record import FailOn
+from loopbench.commands.choices import DiffFormat, FailOnChoice, SchemaKind
+
+if TYPE_CHECKING:
+    from loopbench.harness.errors import BadInput
+    from loopbench.harness.record import FailOn
+
+# Each command imports its work (loopbench/commands/, the harness, the reports) when it runs, never at start-up:
+# `loopbench --help` reads only this table (`loopbench bench` measures how long it takes).
 
 
 def _fail(exc: BadInput) -> typer.Exit:
     """The bad-input rule: each problem as an `error ...` line on stderr, then exit 2."""
+    from rich.markup import escape
+
+    from loopbench.commands.common import err
+    from loopbench.commands.exit_policy import BAD_INPUT
+
     for problem in exc.problems:
         # the problem's text is the user's and the file's (a field path `script[retry]`, a quoted value): never markup
         err.print(f"[red]error[/red] {escape(str(problem).lstrip(': '))}", highlight=False, soft_wrap=True)
     return typer.Exit(BAD_INPUT)
 
 
+def _fail_on(choices: list[FailOnChoice] | None) -> list[FailOn] | None:
+    from loopbench.harness.record import FailOn
+
+    return None if choices is None else [FailOn(c.value) for c in choices]
+
+
 class _Commands(TyperGroup):
     """loopbench's command group: the one place a command's `BadInput` becomes the exit-2 message (`_fail`)."""
 
     def invoke(self, ctx: Any) -> Any:  # a click Context (newer typer vendors click: no public type fits all)
+        from loopbench.harness.errors import BadInput
+
         try:
             return super().invoke(ctx)
         except BadInput as exc:
             raise _fail(exc) from None
 
 
-app = typer.Typer(cls=_Commands, add_completion=False, no_args_is_help=True,
+# plain help (click's): rich's help formatter alone imports ~0.45 s of modules before the first line
+app = typer.Typer(cls=_Commands, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  pretty_exceptions_enable=False,
                   help="How does my agent framework's loop really stop?")
 
 
@@ -67,6 +76,7 @@ def list_(as_json: Annotated[bool, typer.Option("--json", help="machine-readable
     """The scenarios (category, claims) and the frameworks with their variants and versions.
 
     Example: `loopbench list --scenarios my_scenarios/`"""
+    from loopbench.commands import scenarios as scenarios_cmd
     scenarios_cmd.list_(as_json, scenarios_from)
 
 
@@ -79,6 +89,7 @@ def validate(
 
     Example: `loopbench validate --scenarios my_scenarios/` (a file's defaults come from the _suite.yaml beside
     it)"""
+    from loopbench.commands import scenarios as scenarios_cmd
     scenarios_cmd.validate(files, scenarios_from)
 
 
@@ -115,7 +126,7 @@ def run(
     ] = None,
     junit: Annotated[Path | None, typer.Option(
         "--junit", help="also write JUnit XML: a testcase per cell, failed by --fail-on")] = None,
-    fail_on: Annotated[list[FailOn] | None, typer.Option(
+    fail_on: Annotated[list[FailOnChoice] | None, typer.Option(
         "--fail-on", help="exit 1 when a run is an error (default) or, with deviation, any verdict but conforms "
                           "(repeatable)")] = None,
 ) -> None:
@@ -124,6 +135,7 @@ def run(
     Each run without --out writes a new results/<UTC time>/ and moves results/latest to it once it has a
     record; earlier results stay where they are. Examples:
 
+    \b
       loopbench run                                  # everything; then `loopbench report`, `loopbench diff BASE`
       loopbench run -f langgraph -s 'approval_*'     # one framework, a glob of scenarios
       loopbench run --continue                       # finish an interrupted run in results/latest
@@ -131,10 +143,11 @@ def run(
       loopbench run --loop-cmd 'python my_loop.py'   # your own loop through the suite (docs/loop-protocol.md)
       loopbench run --junit junit.xml --fail-on deviation   # in CI: a testcase per cell, fail on any deviation
     """
+    from loopbench.commands import run as run_cmd
     raise typer.Exit(run_cmd.run(
         framework=framework, scenario=scenario, scenarios_from=scenarios_from, quick=quick, jobs=jobs,
         repeat=repeat, out_dir=out_dir, resume_partial=resume_partial, force=force, loop_cmd=loop_cmd,
-        loop_name=loop_name, hard_margin=hard_margin, junit=junit, fail_on=fail_on))
+        loop_name=loop_name, hard_margin=hard_margin, junit=junit, fail_on=_fail_on(fail_on)))
 
 
 @app.command()
@@ -149,6 +162,7 @@ def report(
 
     Example: `loopbench report` (the latest results), `loopbench report results/2026-12-02T01-30-00Z`, or after
     an SDK upgrade `loopbench report --baseline reports/published`"""
+    from loopbench.commands import results as results_cmd
     results_cmd.report(results, formats, baseline)
 
 
@@ -161,6 +175,7 @@ def show(
     """Print one run's record, trace and request log readably.
 
     Example: `loopbench show approval_pause-langgraph` (a unique prefix of a run id in the latest results)"""
+    from loopbench.commands import results as results_cmd
     results_cmd.show(run_id, results)
 
 
@@ -177,15 +192,16 @@ def diff(
         "--format", help="md (a table) or json (docs/diff.schema.json)")] = DiffFormat.md,
     framework: Annotated[list[str] | None, typer.Option(
         "--framework", "-f", help="compare only F or F:VARIANT (repeatable)")] = None,
-    fail_on: Annotated[list[FailOn] | None, typer.Option(
+    fail_on: Annotated[list[FailOnChoice] | None, typer.Option(
         "--fail-on", help="exit 1 on change (default), and/or on deviation or error in NEW (repeatable)")] = None,
 ) -> None:
     """Behaviour changes between two result sets (exit 0 unchanged, 1 changed, 2 bad input).
 
     Example, after an SDK upgrade: `make run && loopbench diff reports/published --html changes.html`; in CI,
     `loopbench diff reports/published results/ci -f langgraph --junit diff.xml --format json > diff.json`"""
+    from loopbench.commands import results as results_cmd
     raise typer.Exit(results_cmd.diff(base, new, html_file=html_file, junit=junit, output=output,
-                                      framework=framework, fail_on=fail_on))
+                                      framework=framework, fail_on=_fail_on(fail_on)))
 
 
 @app.command()
@@ -211,6 +227,7 @@ def matrix(
     releases. A version that cannot be installed or driven is reported as unavailable.
 
     Example: `loopbench matrix --versions openai-agents=0.22.0,0.24.0 --versions ai=7.0.30,7.0.173 --quick`"""
+    from loopbench.commands import matrix as matrix_cmd
     matrix_cmd.matrix(versions=versions, versions_file=versions_file, framework=framework, scenario=scenario,
                       scenarios_from=scenarios_from, quick=quick, out_dir=out_dir, report_only=report_only)
 
@@ -221,12 +238,16 @@ def bench(
     suite: Annotated[bool, typer.Option("--suite/--no-suite", help="also time the full suite and --quick")] = True,
     published: Annotated[Path, typer.Option("--published", help="results the suite runs are diffed against")
                          ] = Path("reports/published"),
+    startup_only: Annotated[bool, typer.Option(
+        "--startup-only", help="only time the command line's start-up, merged into --out's results.json")] = False,
 ) -> None:
     """Benchmark: loopbench against a plain script per framework (wall and CPU ratios with their spread), the
-    suite and --quick against their lower bound, each framework's own cost per model call, the model server.
+    suite and --quick against their lower bound, each framework's own cost per model call, the model server, the
+    command line's start-up.
 
     Example: `loopbench bench --no-suite` (the plain-script comparison only, without the two suite runs)"""
-    bench_cmd.bench(out_dir, suite, published)
+    from loopbench.commands import bench as bench_cmd
+    bench_cmd.bench(out_dir, suite, published, startup_only)
 
 
 @app.command()
@@ -247,6 +268,7 @@ def stability(
     reports/published and stores stability.json there, which the report's Stability section shows.
 
     Example: `loopbench stability -f mastra --repeat 5`"""
+    from loopbench.commands import stability as stability_cmd
     raise typer.Exit(stability_cmd.stability(published, out_dir, repeat, framework, hog))
 
 
@@ -257,6 +279,7 @@ def schema(what: Annotated[SchemaKind, typer.Argument(
     """Print the JSON Schema of a scenario file, a RunRecord (one line of results.jsonl) or summary.json.
 
     Example: `loopbench schema record > record.schema.json` (docs/summary.schema.json is `schema summary`)"""
+    from loopbench.commands import scenarios as scenarios_cmd
     scenarios_cmd.schema(what)
 
 
@@ -270,6 +293,7 @@ def serve(
 
     Example: `loopbench serve --scenario support_draft_completes --port 8400`, then point an OpenAI client at
     http://127.0.0.1:8400/v1 (any API key) and offer it the scenario's tools"""
+    from loopbench.commands import serve as serve_cmd
     serve_cmd.serve(port, scenario, scenarios_from)
 
 

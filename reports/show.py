@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loopbench.harness.errors import BadInput, InputProblem
+from loopbench.harness.errors import BadInput, InputProblem, did_you_mean
 from loopbench.harness.record import RunRecord
+from loopbench.harness.results.store import read_lines
 from loopbench.reports.formatting import COUNTER_FIELDS, deviation_text, fmt, label
-from loopbench.reports.load import Results, load_results
+from loopbench.reports.load import Results, parse_lines, results_file
 
 MAX_TRACE_EVENTS = 400
 PIPE_WIDTH = 100_000  # show_run(width=None): room for any table, each taking only the width it needs
@@ -167,6 +169,46 @@ def find_run(results: Results, run_id: str) -> RunRecord:
     raise BadInput([InputProblem(str(results.path), "run_id", f"{run_id!r}: {why}")])
 
 
+_RUN_ID = re.compile(r'"run_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def load_run(dir_or_file: Path | str, run_id: str) -> tuple[Results, RunRecord]:
+    """The one record `run_id` names (the id, or the one id it is a unique prefix of), reading only that line as a
+    record: a published results file has ~1,500 of them, and validating them all took most of `show`'s time. An
+    id no run has gets the closest ids; a prefix of several gets them listed."""
+    f = results_file(dir_or_file)
+    try:
+        found = read_lines(f)
+    except OSError as exc:
+        raise BadInput([InputProblem(str(f), "", f"cannot read: {exc.strerror or exc}")]) from exc
+    ids: list[tuple[str, str]] = []  # (run id, its line), in file order
+    for line in found.lines:
+        m = _RUN_ID.search(line)
+        if m is None:  # not a results line: the full reader says what is wrong with it
+            res = parse_lines(found.lines, str(f), found.torn_warning(f))
+            res.path = f
+            return res, find_run(res, run_id)
+        ids.append((json.loads(f'"{m.group(1)}"'), line))
+    exact = [line for rid, line in ids if rid == run_id]
+    matches = exact or [line for rid, line in ids if rid.startswith(run_id)]
+    if len(matches) == 1:
+        res = parse_lines(matches, str(f), found.torn_warning(f))
+        res.path = f
+        return res, res.records[0]
+    names = [rid for rid, _ in ids]
+    if matches:
+        listed = [rid for rid in names if rid.startswith(run_id)]
+        more = f", and {len(listed) - MAX_CANDIDATES} more" if len(listed) > MAX_CANDIDATES else ""
+        why = f"{len(listed)} runs start with it: {', '.join(listed[:MAX_CANDIDATES])}{more}"
+    else:
+        hint = did_you_mean(run_id, names)
+        why = "no such run id" + (f" ({hint})" if hint else "")
+    raise BadInput([InputProblem(str(f), "run_id", f"{run_id!r}: {why}")])
+
+
+MAX_CANDIDATES = 10  # the run ids an ambiguous prefix lists
+
+
 def show_run(dir_or_file: Path | str, run_id: str, *, color: bool = False, width: int | None = 140) -> str:
     """A run's record, request log, ledger and trace as readable text (ANSI colours when color=True), laid out in
     `width` columns (a terminal's); width=None (a pipe, a file): each table plain, its title on a line of its own,
@@ -176,8 +218,7 @@ def show_run(dir_or_file: Path | str, run_id: str, *, color: bool = False, width
     from rich.rule import Rule
     from rich.table import Table
 
-    results = load_results(dir_or_file)
-    rec = find_run(results, run_id)
+    results, rec = load_run(dir_or_file, run_id)
     full = width is None
     console = Console(record=True, width=PIPE_WIDTH if full else width, force_terminal=color,
                       color_system="standard" if color else None, file=io.StringIO())

@@ -108,3 +108,25 @@ def test_run_options_are_bounded():
     for args in (["--jobs", "0"], ["--jobs", "1000"], ["--repeat", "1000"], ["--hard-margin", "0"]):
         result = runner.invoke(app, ["run", *args])
         assert result.exit_code == 2, (args, result.output)
+
+
+def test_the_command_lines_fail_on_words_are_the_records():
+    from loopbench.commands.choices import FailOnChoice
+    from loopbench.harness.record import FailOn
+
+    assert [c.value for c in FailOnChoice] == [k.value for k in FailOn]
+
+
+@pytest.mark.process
+def test_help_imports_no_command_work():
+    """`loopbench --help` reads the command table only: none of the harness, the reports or the runner is imported
+    (their start-up is what made it slow; `loopbench bench` measures the time)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from typer.testing import CliRunner; from loopbench.cli import app; "
+            "assert CliRunner().invoke(app, ['--help']).exit_code == 0; "
+            "print(sorted(m for m in sys.modules if m.startswith(('loopbench.harness', 'loopbench.reports', "
+            "'loopbench.commands.run', 'pydantic', 'aiohttp', 'httpx'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

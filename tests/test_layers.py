@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HARNESS = ROOT / "harness"
 # part of loopbench.harness -> its layer (harness/__init__.py)
 LAYERS = {
-    "record": 1, "errors": 1, "markers": 1, "own_work": 1, "models": 1,
+    "record": 1, "errors": 1, "markers": 1, "own_work": 1, "models": 1, "lazy": 1,
     "scenario": 2,
     "model_server": 3, "ledger": 3, "judge": 3, "results": 3, "adapter": 3,
     "run": 4,

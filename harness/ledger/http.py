@@ -12,10 +12,8 @@ import functools
 import hmac
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
-import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -23,6 +21,12 @@ from starlette.routing import Route
 from loopbench.harness.errors import UnknownRun, UnknownTool
 from loopbench.harness.ledger.store import Ledger, ToolOutcome
 from loopbench.harness.own_work import OWN_WORK
+
+if TYPE_CHECKING:
+    # the clients are imported when a tool is first called, not when an adapter module is: `loopbench list` reads
+    # the adapters' class facts and never calls a tool (aiohttp and httpx are ~0.4 s of imports)
+    import aiohttp
+    import httpx
 
 TOKEN_HEADER = "x-loopbench-token"
 CANCEL_POLL_S = 0.01  # how often a held cancel request looks whether the cancel fell due: well under any after_s
@@ -141,6 +145,8 @@ class LedgerClient:
 
     async def _post(self, op: str, body: dict[str, Any], timeout: float | None) -> Any:
         with OWN_WORK.measured():
+            import aiohttp
+
             session = await _async_session()
             async with session.post(f"{self._url}/{op}", headers=self._headers, json=body,
                                     timeout=aiohttp.ClientTimeout(total=timeout)) as r:
@@ -209,6 +215,8 @@ async def _async_session() -> aiohttp.ClientSession:
     loop = asyncio.get_running_loop()
     kept = _async_sessions.get(loop)
     if kept is None or kept[0].closed:
+        import aiohttp
+
         session = aiohttp.ClientSession()
         keeper = _closed_with_the_loop(session)
         await keeper.__anext__()
@@ -218,4 +226,6 @@ async def _async_session() -> aiohttp.ClientSession:
 
 @functools.cache
 def _sync_client() -> httpx.Client:
+    import httpx
+
     return httpx.Client(trust_env=False)

@@ -6,6 +6,19 @@ thread of this process; `serve_forever(port, scenario)` is `loopbench serve`. Th
 `script.py`; one module per wire protocol.
 """
 
-from loopbench.harness.model_server.app import ModelServer, running, serve_forever
+from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from loopbench.harness.lazy import exports
+
+if TYPE_CHECKING:
+    from loopbench.harness.model_server.app import ModelServer, running, serve_forever
+
+# imported on first use (harness/lazy.py): a light part of this package never imports the rest
+__getattr__ = exports(__name__, {
+    "ModelServer": "loopbench.harness.model_server.app",
+    "running": "loopbench.harness.model_server.app",
+    "serve_forever": "loopbench.harness.model_server.app",
+})
 __all__ = ["ModelServer", "running", "serve_forever"]

@@ -7,6 +7,19 @@ Owns: processes and time. May import: every other part of the core (it is the co
 reports or an adapter module.
 """
 
-from loopbench.harness.run.runner import RunPlan, SuiteSummary, run_suite
+from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from loopbench.harness.lazy import exports
+
+if TYPE_CHECKING:
+    from loopbench.harness.run.runner import RunPlan, SuiteSummary, run_suite
+
+# imported on first use (harness/lazy.py): a light part of this package never imports the rest
+__getattr__ = exports(__name__, {
+    "RunPlan": "loopbench.harness.run.runner",
+    "SuiteSummary": "loopbench.harness.run.runner",
+    "run_suite": "loopbench.harness.run.runner",
+})
 __all__ = ["RunPlan", "SuiteSummary", "run_suite"]

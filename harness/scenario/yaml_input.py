@@ -7,6 +7,7 @@ not UTF-8. Here each of those is an `InputError` with the file and what is wrong
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,9 @@ from loopbench.harness.errors import LoopbenchError
 
 MAX_FILE_BYTES = 1_000_000  # a scenario or claims file: the whole suite's files are ~50 KB together
 MAX_ALIASES = 100  # alias uses per document: plenty for shared fragments, far from a bomb
+# the C0 controls but tab, LF and CR, and DEL: characters YAML does not allow in a document (libyaml would say so
+# without saying where)
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 MAX_DEPTH = 50  # nesting of mappings and lists: the suite's deepest is 7; 5,000 fit in 1 MB and blow the stack
 
 
@@ -27,26 +31,39 @@ class InputError(LoopbenchError):
         super().__init__(f"{where}: {reason}" if where else reason)
 
 
-class _StrictLoader(yaml.SafeLoader):
-    def __init__(self, stream: str):
-        super().__init__(stream)
-        self._aliases = 0
-        self._depth = 0
+# libyaml's parser where PyYAML was built with it (the pure-Python one parses the suite ~10x slower: most of
+# `loopbench list`'s time); the bounds are checked on the composed node graph, before anything is constructed
+_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            self._aliases += 1
-            if self._aliases > MAX_ALIASES:
-                mark = self.peek_event().start_mark
-                raise yaml.composer.ComposerError(None, None, f"more than {MAX_ALIASES} aliases", mark)
-        self._depth += 1
-        try:
-            if self._depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark
-                raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", mark)
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+
+def _bounded(root: Any) -> None:
+    """Refuse a node graph with more than MAX_ALIASES alias uses (an alias is a node met again) or nested deeper
+    than MAX_DEPTH: before construction, so an alias bomb is never expanded."""
+    seen: set[int] = set()
+    aliases = 0
+    stack: list[tuple[Any, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise yaml.composer.ComposerError(None, None, f"more than {MAX_ALIASES} aliases", node.start_mark)
+            continue
+        seen.add(id(node))
+        if depth > MAX_DEPTH:
+            raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels", node.start_mark)
+        if isinstance(node, yaml.SequenceNode):
+            stack += [(child, depth + 1) for child in reversed(node.value)]
+        elif isinstance(node, yaml.MappingNode):
+            stack += [(part, depth + 1) for pair in reversed(node.value) for part in pair]
+
+
+class _StrictLoader(_Base):
+    def get_single_node(self) -> Any:
+        node = super().get_single_node()
+        if node is not None:
+            _bounded(node)
+        return node
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         seen: dict[Any, Any] = {}
@@ -75,11 +92,19 @@ def read_yaml(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise InputError(f"line {line}", f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    if bad := _CONTROL.search(text):
+        line = text.count("\n", 0, bad.start()) + 1
+        column = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
+        raise InputError(f"line {line}, column {column}",
+                         f"YAML: special characters are not allowed (U+{ord(bad.group()):04X})")
     try:
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise InputError(where, f"YAML: {getattr(exc, 'problem', None) or exc}") from None
+        problem = str(getattr(exc, "problem", None) or exc)
+        if "maximum nesting depth" in problem:  # libyaml's own bound (1,000) met before ours
+            problem = f"nested deeper than {MAX_DEPTH} levels"
+        raise InputError(where, f"YAML: {problem}") from None
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
         raise InputError("", f"YAML: {exc}") from None

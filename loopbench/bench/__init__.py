@@ -22,11 +22,13 @@ Measured in one run:
    counted (workers, their SDK start-ups, the Claude CLI, the Node driver, the report); the lower bound is
    max(the longest single run, tree CPU / cores), both from the same run. The same for `--quick`.
 3. The model server's p50/p99 latency on one keep-alive connection and requests/s under concurrent clients.
-4. Per framework: the framework's own CPU per model call (the workers' CPU less loopbench's own part in them),
+4. The command line's start-up: `--help`, `list`, `validate` and `show` as a user starts them (goal < 1 s).
+5. Per framework: the framework's own CPU per model call (the workers' CPU less loopbench's own part in them),
    loopbench's own CPU per run, wall per model call and peak worker RSS, from the suite's records.
 
 One module per measurement: `plain` (1), `suite` (2, and the cells changed against the published results),
-`server` (3), `cost` (4); `stats` the bound and the ratio's spread, `summary` the Markdown; `run_bench` here
+`server` (3), `startup` (4), `cost` (5); `stats` the bound and the ratio's spread, `summary` the Markdown;
+`run_bench` here
 runs them all. Every name is importable from `loopbench.bench`.
 """
 
@@ -58,6 +60,7 @@ from loopbench.bench.plain import (
     plain_scripts,
 )
 from loopbench.bench.server import SERVER_SCENARIO, _pct, server_numbers
+from loopbench.bench.startup import startup_numbers
 from loopbench.bench.stats import (
     GOAL_RATIO,
     GOAL_SUITE,
@@ -77,7 +80,7 @@ __all__ = [
     "PLAIN_SCRIPTS", "SERVER_SCENARIO", "PlainProcess", "Sample", "_SUBREAPER", "_diff_cells", "_loopbench_run",
     "_pct", "_plain_ground_truth", "_plain_run", "_plain_summary", "bootstrap_interval", "cost_numbers",
     "goal_verdict", "lower_bound_s", "markdown", "plain_numbers", "plain_script_path", "plain_scripts",
-    "ratio_of_medians", "run_bench", "server_numbers", "settled", "suite_numbers",
+    "ratio_of_medians", "run_bench", "run_startup", "server_numbers", "settled", "startup_numbers", "suite_numbers",
 ]
 
 
@@ -86,6 +89,20 @@ def __getattr__(name: str) -> Any:
     if name == "PLAIN_SCRIPTS":
         return plain_scripts()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def run_startup(out_dir: Path, published: Path) -> dict[str, Any]:
+    """Only the start-up measurement (4), merged into out_dir/results.json beside the other measurements kept
+    there (its README.md rewritten when they are all there): a command-line change is measured in seconds, not in
+    the bench's quarter of an hour."""
+    path = out_dir / "results.json"
+    results: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+    results["startup"] = startup_numbers(published)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    if {"frameworks", "suite", "server", "cost_per_model_call", "machine"} <= set(results):
+        (out_dir / "README.md").write_text(markdown(results))
+    return results
 
 
 def run_bench(out_dir: Path, include_suite: bool = True, published: Path | None = None) -> dict[str, Any]:
@@ -101,6 +118,7 @@ def run_bench(out_dir: Path, include_suite: bool = True, published: Path | None 
     with tempfile.TemporaryDirectory(prefix="loopbench-bench-") as tmp:
         work = Path(tmp)
         results["server"] = server_numbers()
+        results["startup"] = startup_numbers(published or Path("reports/published"))
         results["frameworks"] = plain_numbers(defaults, work / "plain")
         if include_suite:
             for key, quick in (("suite", False), ("quick", True)):

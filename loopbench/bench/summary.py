@@ -73,6 +73,14 @@ def markdown(results: dict[str, Any]) -> str:
     for col, c in results["cost_per_model_call"].items():
         lines.append(f"| {col} | {c['ms_per_model_call']} | {c['framework_cpu_ms_per_model_call']} | "
                      f"{c['loopbench_cpu_ms_per_run']} | {c['peak_rss_mb']} |")
+    if startup := results.get("startup"):
+        lines += ["", "## The command line's start-up", "",
+                  f"Each command started as a user starts it (the `loopbench` entry point, Python's bytecode cache "
+                  f"on), after one warm-up start; the median of {next(iter(startup.values()))['starts']} starts. "
+                  "Goal: under 1 s of wall time on an idle machine.", "",
+                  "| command | wall s | CPU s | slowest start s | goal |", "|---|---|---|---|---|"]
+        lines += [f"| `{cmd}` | {c['wall_s']} | {c['cpu_s']} | {c['wall_max_s']} | "
+                  f"{'met' if c['met'] else 'not met'} |" for cmd, c in startup.items()]
     lines += ["", "## The model server", "",
               "| p50 | p99 | requests/s (concurrent runs) | goal |", "|---|---|---|---|",
               f"| {srv['p50_ms']} ms | {srv['p99_ms']} ms | {srv['rps']} ({srv['concurrent_runs']} runs) "

@@ -8,10 +8,15 @@ from pathlib import Path
 from loopbench.commands.common import out
 
 
-def bench(out_dir: Path, suite: bool, published: Path) -> None:
-    """Run the benchmark into `out_dir`: its markdown with the suite runs, else its results as JSON."""
-    from loopbench.bench import markdown, run_bench
+def bench(out_dir: Path, suite: bool, published: Path, startup_only: bool = False) -> None:
+    """Run the benchmark into `out_dir`: its markdown with the suite runs, else its results as JSON (only the
+    start-up's with `startup_only`)."""
+    from loopbench.bench import markdown, run_bench, run_startup
 
+    if startup_only:
+        print(json.dumps(run_startup(out_dir, published)["startup"], indent=2))
+        out.print(f"written: {out_dir / 'results.json'}")
+        return
     results = run_bench(out_dir, include_suite=suite, published=published)
     if suite:
         print(markdown(results))

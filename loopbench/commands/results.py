@@ -3,19 +3,12 @@ results/latest)."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 
 from loopbench.commands import exit_policy
+from loopbench.commands.choices import DiffFormat
 from loopbench.commands.common import err, out, results_or_latest, say_open, warnings_printed, write_reports
 from loopbench.harness.record import FailOn
-
-
-class DiffFormat(StrEnum):
-    """`diff --format`."""
-
-    md = "md"
-    json = "json"
 
 
 def report(results: Path | None, formats: str, baseline: Path | None) -> None:

@@ -4,21 +4,12 @@ without running anything."""
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from pathlib import Path
 
 from rich.table import Table
 
+from loopbench.commands.choices import SchemaKind
 from loopbench.commands.common import err, load_suite, out, print_tables
-
-
-class SchemaKind(StrEnum):
-    """What `schema` prints the JSON Schema of."""
-
-    scenario = "scenario"
-    record = "record"
-    summary = "summary"
-    diff = "diff"
 
 
 def list_(as_json: bool, scenarios_from: list[Path] | None) -> None:
