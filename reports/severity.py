@@ -84,6 +84,9 @@ NAMED_KINDS: dict[str, tuple[Kind, Kind]] = {
                                 Kind("low", "made {observed} model calls (ideal {ideal})")),
     "model_requests_reported": (Kind("low", "counted {observed} model calls (ideal {ideal})"),
                                 Kind("low", "counted {observed} model calls (ideal {ideal})")),
+    "structured_answers_observed": (Kind("low", "asked for {observed} structured answers (ideal {ideal})"),
+                                    Kind("medium", "asked for no correction of a rejected answer ({observed} "
+                                                   "structured answer(s); ideal {ideal})")),
     "tool_choice": (Kind("low", "did not send the tool_choice its turn asks"),
                     Kind("low", "did not send the tool_choice its turn asks")),
     "limit reported as an answer": (Kind("medium", "reported hitting the limit as a normal answer"),
