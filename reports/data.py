@@ -17,6 +17,7 @@ import pandas as pd
 
 from loopbench.harness.record import RunRecord
 from loopbench.reports.agents import accounting_across_agents
+from loopbench.reports.answers import Answer, answers
 from loopbench.reports.baseline import Baseline, CellKey, compare_with
 from loopbench.reports.cells import cells, column_of, columns
 from loopbench.reports.claims import CLAIMS_FILE, ClaimResult, check_claims, claims_about, load_claims
@@ -68,6 +69,8 @@ class ReportData:
     stability_check: StabilityCheck | None = None
     # each deviating (⚠) or unsupported (⊘) cell's deviations in words (its representative run's)
     reasons: dict[CellKey, list[str]] = field(default_factory=dict)
+    # the chooser's questions, answered per framework's default idiom (reports/answers.py)
+    answers: list[Answer] = field(default_factory=list)
 
     @property
     def records(self) -> list[Any]:
@@ -117,7 +120,7 @@ def report_data(results: Results, claims_file: Path | None = None, baseline: Res
     streaming_pairs, streaming_diffs = streamed_vs_not(recs)
     agents_summary, agents_cells = accounting_across_agents(recs)
     return ReportData(
-        reasons=cell_reasons(recs),
+        reasons=cell_reasons(recs), answers=answers(recs),
         scorecard=scorecard_frame(recs), scores=scorecard(recs),
         baseline=compare_with(baseline, recs) if baseline is not None else None,
         results=results, env=environment(recs), matrix=matrix_frame(recs), units=units_frame(recs),

@@ -21,6 +21,7 @@ from loopbench.reports.frames import environment_rows, run_line
 from loopbench.reports.markdown_report import md_cell
 from loopbench.reports.notes import (
     AGENTS_NOTE,
+    ANSWERS_NOTE,
     CAPABILITIES_NOTE,
     CLAIM_MARK,
     COST_NOTE,
@@ -122,10 +123,15 @@ def _scorecard_html(data: ReportData) -> str:
                 words = (f'<div class="worst sev-{sc.worst.severity}"><b>{esc(sc.worst.severity)}</b>: '
                          f'{esc(sc.worst.words)} <span class=small>({_run_link(sc.worst_run or "", sc.worst_scenario)})'
                          "</span></div>")
+            others = [(scen, run) for scen, run, _ in sc.deviating if scen != sc.worst_scenario]
+            if others:
+                words += ('<div class=small>also ⚠ ' + ", ".join(_run_link(run, scen) for scen, run in others)
+                          + "</div>")
             err = "".join(f'<div class="small">{n} {what}</div>' for n, what in (
                 (sc.unsupported, "unsupported"), (sc.errors, "error")) if n)
             tds.append(f'<td class="{_share_class(sc)}" data-share="{sc.share if sc.share is not None else ""}">'
-                       f'<div class="share">{sc.conforms}/{sc.judged}</div>{words}{err}</td>')
+                       f'<div class="share" title="{esc(sc.counts())}">{sc.conforms} of {sc.judged}</div>'
+                       f'{words}{err}</td>')
         body.append("<tr>" + "".join(tds) + "</tr>")
     legend = "".join(f"<dt>{esc(c)}</dt><dd>{esc(a)}</dd>" for c, a in described.items())
     return (f'<div class="scroll"><table class="scorecard"><thead><tr>{head}</tr></thead>'
@@ -310,6 +316,20 @@ def _runs_html(data: ReportData) -> str:
     return "".join(out)
 
 
+def _answers_html(data: ReportData) -> str:
+    """The chooser's table: a row per question, a column per framework; each answer links its run."""
+    frameworks = sorted({a.framework for a in data.answers})
+    head = "<tr><th>question</th>" + "".join(f"<th>{esc(f)}</th>" for f in frameworks) + "</tr>"
+    rows = []
+    for qid in dict.fromkeys(a.question.id for a in data.answers):
+        by = {a.framework: a for a in data.answers if a.question.id == qid}
+        q = next(iter(by.values())).question
+        cells = "".join(f"<td class={esc(by[f].verdict)}>{esc(by[f].mark)} {_run_link(by[f].run_id, by[f].text)}</td>"
+                        if f in by else "<td>–</td>" for f in frameworks)
+        rows.append(f"<tr><th>{esc(q.text)} <code>{esc(q.scenario)}</code></th>{cells}</tr>")
+    return f"<table class=answers>{head}{''.join(rows)}</table>"
+
+
 def render_html(data: ReportData) -> str:
     """report.html."""
     env = html_table(pd.DataFrame(environment_rows(data.env), columns=["what", "value"]))
@@ -334,6 +354,8 @@ def render_html(data: ReportData) -> str:
         f'<figure><figcaption><b>{esc(title)}</b></figcaption><img alt="{esc(title)}" '
         f'src="data:image/png;base64,{base64.b64encode(png).decode()}"></figure>' for _, title, png in data.plots)
     sections = [
+        *([("answers", "Which framework: the questions the suite exists for",
+            f"<p class=small>{esc(ANSWERS_NOTE)}</p>" + _answers_html(data))] if data.answers else []),
         ("scorecard", "Scorecard", warn + f"<p class=small>{esc(SCORECARD_NOTE)}</p>" + _scorecard_html(data)),
         *([("changes", "Changes against the baseline", _changes_html(data.baseline))] if data.baseline else []),
         ("matrix", "Comparison matrix",

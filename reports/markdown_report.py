@@ -16,6 +16,7 @@ from loopbench.reports.formatting import VERDICT_MARK, outcome_ideal
 from loopbench.reports.frames import environment_rows, run_line
 from loopbench.reports.notes import (
     AGENTS_NOTE,
+    ANSWERS_NOTE,
     CAPABILITIES_NOTE,
     CLAIM_MARK,
     COST_NOTE,
@@ -106,6 +107,16 @@ def _matrix_md(data: ReportData) -> str:
     return "\n".join(out)
 
 
+def _answers_md(data: ReportData) -> str:
+    """A short list per question, a line per framework: narrow enough to read in a terminal."""
+    out: list[str] = []
+    for i, a in enumerate(data.answers):
+        if i == 0 or data.answers[i - 1].question.id != a.question.id:
+            out += [*([""] if out else []), f"**{a.question.text}** (`{a.question.scenario}`)", ""]
+        out.append(f"- {a.mark} {a.framework}: {md_cell(a.text)}")
+    return "\n".join(out) + "\n"
+
+
 def _glossary_md(data: ReportData) -> str:
     """The glossary: every outcome and verdict of the record's vocabulary and every other mark, one line each,
     with the link to docs/policy.md."""
@@ -143,6 +154,9 @@ def render_markdown(data: ReportData) -> str:
     out = ["# loopbench report", "", run_line(data.env), ""]
     for w in data.results.warnings:
         out.append(f"> ⚠ {w}\n")
+    if data.answers:
+        out += ["## Which framework: the questions the suite exists for", "", ANSWERS_NOTE, ""]
+        out.append(_answers_md(data))
     out += ["## Scorecard", "", SCORECARD_NOTE, ""]
     out.append(md_table(data.scorecard))
     out += [""] + [f"- `{c}`: {about}" for c, about in abouts(data).items()] + [""]

@@ -65,6 +65,10 @@ COST_NOTE = ("Cells per framework variant (majority run per cell), and the frame
              "bookkeeping), shown apart; the largest worker RSS.")
 
 
+ANSWERS_NOTE = (
+    "The questions the suite exists for, answered by each framework's default idiom in these runs: each answer is "
+    "what its scenario's run did (✓ as the production loop policy asks, ⚠ not, ⊘ the framework has no native "
+    "control for it). Other idioms of a framework are in the scorecard and the matrix below.")
 SCORECARD_NOTE = (
     "Each row is a framework variant, each column a category of scenarios: how many of its scenarios conform "
     "to the production loop policy (docs/policy.md), and the most serious deviation among the rest, in words, "

@@ -46,6 +46,8 @@ class Score:
     worst_scenario: str | None = None
     worst_run: str | None = None
     scenarios: list[str] = field(default_factory=list)
+    # every deviating (⚠) cell of the category: (scenario, its run, its most serious deviation), worst first
+    deviating: list[tuple[str, str, Described]] = field(default_factory=list)
 
     @property
     def judged(self) -> int:
@@ -55,14 +57,22 @@ class Score:
     def share(self) -> float | None:
         return self.conforms / self.judged if self.judged else None
 
+    @property
+    def deviates(self) -> int:
+        return self.judged - self.conforms - self.unsupported
+
+    def counts(self) -> str:
+        """`1 of 7 conform, 2 deviate, 4 unsupported`: every judged cell counted once (errors apart)."""
+        parts = [f"{self.conforms} of {self.judged} conform"]
+        parts += [f"{n} {what}" for n, what in ((self.deviates, "deviate"), (self.unsupported, "unsupported")) if n]
+        return ", ".join(parts) + (f" · {self.errors} error" if self.errors else "")
+
     def text(self) -> str:
-        head = f"{self.conforms}/{self.judged} conform"
-        if self.unsupported:
-            head += f" · {self.unsupported} unsupported"
-        if self.errors:
-            head += f" · {self.errors} error"
+        head = self.counts()
         if self.worst is not None:
             head += f" · {self.worst.severity}: {self.worst.words} — {self.worst_scenario}"
+        if others := [sc for sc, _, _ in self.deviating if sc != self.worst_scenario]:
+            head += f" · also ⚠ {', '.join(others)}"
         return head
 
 
@@ -83,8 +93,12 @@ def scorecard(records: list[RunRecord]) -> dict[tuple[str, str], Score]:
         if rec.verdict != "deviates":  # the worst deviation is a ⚠ cell's: an unsupported cell is counted apart
             continue
         w = worst(rec)
+        if w is not None:
+            s.deviating.append((c.scenario, rec.run_id, w))
         if w is not None and (s.worst is None or w.rank > s.worst.rank):
             s.worst, s.worst_scenario, s.worst_run = w, c.scenario, rec.run_id
+    for s in out.values():
+        s.deviating.sort(key=lambda d: -d[2].rank)  # stable: equal severities keep the cells' order
     return out
 
 

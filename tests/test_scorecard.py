@@ -82,10 +82,22 @@ def test_the_scorecard_rolls_up_each_category(records):
     # the worst deviation is a ⚠ cell's: cost_budget's high one is on an unsupported (⊘) cell
     assert limits.worst.severity == "medium" and limits.worst_scenario == "runaway_step_limit"
     assert limits.worst.words == "ran 8 tool calls (ideal 7)"
-    assert card[("openai-agents", "baseline")].text() == "2/2 conform"
+    assert card[("openai-agents", "baseline")].text() == "2 of 2 conform"
     frame = scorecard_frame(records).set_index("framework variant")
     assert list(frame.columns) == ["finishing", "limits", "approval", "model failure", "context"]
-    assert frame.loc["langgraph", "approval"].startswith("2/3 conform · high: went on after a denial")
+    assert frame.loc["langgraph", "approval"].startswith("2 of 3 conform, 1 deviate · high: went on after a denial")
+
+
+def test_every_deviating_scenario_of_a_category_is_named(records):
+    """Not only the worst: a second ⚠ cell of the same category is in the text, after the worst."""
+    second = next(r for r in records if r.framework == "openai-agents" and r.scenario == "cost_budget")
+    second = second.model_copy(update={"verdict": "deviates", "unsupported": [],
+                                       "deviations": [_dev("model_requests_observed", 3, 4)]})
+    card = scorecard([second if r.run_id == second.run_id else r for r in records])
+    limits = card[("openai-agents", "limits")]
+    assert [sc for sc, _, _ in limits.deviating] == ["runaway_step_limit", "cost_budget"]
+    assert limits.text() == ("1 of 4 conform, 2 deviate, 1 unsupported · medium: ran 8 tool calls (ideal 7) — "
+                             "runaway_step_limit · also ⚠ cost_budget")
 
 
 def test_a_loopbench_error_is_not_counted_against_the_framework(records):
@@ -112,7 +124,7 @@ def test_the_worst_line_names_only_deviating_cells(records, tmp_path):
                                                               "resume_keeps_allowance")]
     limits = scorecard(only_unsupported)[("langgraph", "limits")]
     assert (limits.unsupported, limits.worst, limits.worst_scenario) == (2, None, None)
-    assert limits.text() == "1/3 conform · 2 unsupported"
+    assert limits.text() == "1 of 3 conform, 2 unsupported"
     # in the reports: the scorecard's limits cells name runaway_step_limit, never cost_budget
     d = tmp_path / "r"
     shutil.copytree(DATA, d)
