@@ -16,9 +16,25 @@ export npm_config_cache := $(CURDIR)/$(VENV)/cache/npm
 
 .PHONY: install run check test lint typecheck lock clean browser publish stability bench matrix offline-fixtures
 
+# `make install` installs every framework; `make install FRAMEWORKS="openai-agents vercel-ai"` only those (their
+# extras with the lock's versions, their Node projects; the frameworks' ids as `loopbench list` shows them,
+# mapped by loopbench/install_plan.py from the adapters' own facts). `make run FRAMEWORKS=...` runs only those.
+FRAMEWORKS ?=
+ifeq ($(strip $(FRAMEWORKS)),)
 install: $(PY_STAMP) $(NODE_STAMPS)
 	@for d in $(NODE_DIRS); do stamp=$(VENV)/.node-installed-$$(basename $$d); \
 	  test -f $$d/node_modules/.package-lock.json || { rm -f $$stamp && $(MAKE) --no-print-directory $$stamp; } || exit 1; done
+else
+install:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check uv==$(UV_VERSION)
+	$(BIN)/uv pip install -q --python "$$(realpath $(BIN))/python" -c requirements.lock -e "$$(dirname "$$(realpath pyproject.toml)")"
+	extras=$$($(BIN)/python -m loopbench.install_plan extras $(FRAMEWORKS)) || exit 2; \
+	  $(BIN)/uv pip install -q --python "$$(realpath $(BIN))/python" -c requirements.lock \
+	    -e "$$(dirname "$$(realpath pyproject.toml)")$${extras:+[$$extras]}"
+	dirs=$$($(BIN)/python -m loopbench.install_plan node $(FRAMEWORKS)) || exit 2; \
+	  for d in $$dirs; do (cd $$d && npm ci --no-audit --no-fund --loglevel=error) || exit 1; done
+endif
 
 $(PY_STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,7 +51,7 @@ $(VENV)/.node-installed-%: adapters/%/package-lock.json adapters/%/package.json 
 	touch $@
 
 run: install
-	$(BIN)/loopbench run
+	$(BIN)/loopbench run $(foreach f,$(FRAMEWORKS),-f $(f))
 
 # The HTML report is tested in a real headless browser: Debian's chromium, installed here when missing
 # (a test tool's own browser download does not work offline).
