@@ -18,6 +18,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests import offline_fixtures
 
@@ -36,13 +37,19 @@ def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def wheel_venv(tmp_path_factory) -> Path:
+def wheel(tmp_path_factory) -> Path:
     if (why := offline_fixtures.missing()) is not None:
         pytest.fail(why)
     tmp = tmp_path_factory.mktemp("wheel")
     src = offline_fixtures.tracked_copy(tmp / "src")  # as from a clean clone (no stale build/, no node_modules)
     _run([str(UV), "build", "--wheel", "--offline", "--out-dir", str(tmp / "dist"), str(src)])
-    (wheel,) = (tmp / "dist").glob("loopbench-*.whl")
+    (built,) = (tmp / "dist").glob("loopbench-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(wheel, tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("venv")
     venv = tmp / "venv"
     _run([str(UV), "venv", "-q", "--python", sys.executable, str(venv)])
     _run([str(UV), "pip", "install", "-q", "--offline", "--python", str(venv / "bin" / "python"),
@@ -129,3 +136,37 @@ def test_every_node_project_ships_the_shared_protocol_module():
         assert "import" in (home.shipped / "driver.mjs").read_text() and "'./protocol.mjs'" in (
             home.shipped / "driver.mjs").read_text()
         assert {f"{home.shipped.name}/{f}" for f in home.files} <= set(shipped)
+
+
+@pytest.mark.process
+def test_a_teams_workflow_installs_the_package_and_checks_its_frameworks(wheel, wheel_venv, tmp_path):
+    """examples/ci/loopbench.yml in a repository of a team's own (no loopbench checkout): its `run:` steps in
+    order, with its LOOPBENCH pointing at the wheel (the offline stand-in for the git URL) and SELECTION narrowed
+    to one scenario; the baseline the team committed first made the way the file's header says."""
+    repo = tmp_path / "team"
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    workflow = ROOT / "examples" / "ci" / "loopbench.yml"
+    shutil.copy(workflow, repo / ".github" / "workflows" / "loopbench.yml")
+    shutil.copy(ROOT / "requirements.lock", repo / "requirements.txt")  # the team's lock pins its SDKs
+    doc = yaml.safe_load(workflow.read_text())
+    assert set(doc["env"]) == {"LOOPBENCH", "SELECTION"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOOPBENCH", "PYTHON", "VIRTUAL_ENV"))}
+    env.update(LOOPBENCH=f"loopbench[openai-agents] @ {wheel.as_uri()}",
+               SELECTION="-f openai-agents:default -s support_draft_completes",
+               UV_OFFLINE="1", UV_PYTHON=sys.executable, LOOPBENCH_CACHE=str(tmp_path / "cache"),
+               PATH=f"{UV.parent}{os.pathsep}{env.get('PATH', '')}")
+    # the baseline, made once and committed: the header's `loopbench run $SELECTION --out loopbench-baseline`
+    _run(["bash", "-c", f"{wheel_venv}/bin/loopbench run $SELECTION --out loopbench-baseline"], cwd=repo, env=env)
+    (step_list,) = doc["jobs"].values()
+    runs = [step["run"] for step in step_list["steps"] if "run" in step]
+    assert [r.split()[0] for r in runs] == ["uv", ".loopbench/bin/loopbench", ".loopbench/bin/loopbench"]
+    for command in runs:
+        _run(["bash", "-euo", "pipefail", "-c", command], cwd=repo, env=env)
+    # loopbench came from the package, not from a checkout, with the extras asked for and no other framework
+    listed = json.loads(_run([str(repo / ".loopbench" / "bin" / "loopbench"), "list", "--json"], cwd=repo,
+                             env=env).stdout)
+    unavailable = {f["id"]: f["unavailable"] for f in listed["frameworks"]}
+    assert unavailable["openai-agents"] is None and unavailable["langgraph"] == "langgraph is not installed"
+    out = repo / "results" / "ci"
+    assert (out / "report.html").exists() and (out / "changes.html").exists()
+    assert "<testcase" in (out / "junit.xml").read_text() and "<testcase" in (out / "diff-junit.xml").read_text()
