@@ -16,7 +16,8 @@ from loopbench.reports.severity import Described, worst
 CATEGORY_LABEL: dict[str, str] = {
     "baseline": "finishing", "limits": "limits", "approval": "approval", "denial": "denial",
     "tool_failure": "tool failure", "model_failure": "model failure", "stall": "stalls", "context": "context",
-    "subagents": "sub-agents", "cancellation": "cancellation", "validation": "structured answers", "wire": "hostile wire",
+    "subagents": "sub-agents", "cancellation": "cancellation", "validation": "structured answers",
+    "wire": "hostile wire",
 }
 UNCATEGORISED = "other"  # records older than the category field
 
