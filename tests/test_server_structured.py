@@ -78,6 +78,8 @@ def test_anthropic_output_tool_answer_then_its_correction(model_server, make_sce
     third = c.messages.create(model="m", max_tokens=100, messages=USER, tools=strict)
     assert third.content[0].input == VALID  # type: ignore[union-attr]
     assert _log(server, run_id) == [(1, False), (2, False), (1, True)]
+    # a correction is a new state, not a retry; the third request asks the first one's state again
+    assert [r.retry for r in server.requests(run_id)] == [False, False, True]
     # the output call is the answer, not a tool call of the script
     assert all(r.calls_served == [] for r in server.requests(run_id))
 

@@ -56,7 +56,7 @@ class _Run:
     log: list[dict[str, Any]] = field(default_factory=list)  # RequestLogEntry fields, filled as it goes
     violations: list[Violation] = field(default_factory=list)
     segment: int = 0  # the runner starts a new segment for each resume
-    state_requests: dict[tuple[int, str, int | None], int] = field(default_factory=dict)
+    state_requests: dict[tuple[int, str, int | None, int | None], int] = field(default_factory=dict)
     capped: bool = False
     auxiliary: list[dict[str, Any]] = field(default_factory=list)  # requests that are not model calls
 

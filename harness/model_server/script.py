@@ -110,9 +110,10 @@ class Served:
         return self.turn.id if self.n is None else f"{self.turn.id}#{self.n}"
 
     @property
-    def state(self) -> tuple[str, int | None]:
-        """The conversation state this answers: fail_first and retries are counted per state."""
-        return (self.turn.id, self.n)
+    def state(self) -> tuple[str, int | None, int | None]:
+        """The conversation state this answers: fail_first and retries are counted per state. A correction
+        request (the k-th structured answer asked for) is a new state, not a retry of the one before it."""
+        return (self.turn.id, self.n, self.output_attempt)
 
 
 @lru_cache(maxsize=4096)
