@@ -94,6 +94,29 @@ its response had arrived (openai-agents-python #1895's lost history; its usage i
 the model for that turn again and runs the lookup again, the finished post is not repeated
 (probes/openai/cancel_kept.py).
 
+Structured answers (scenario `output`), every variant: the SDK's documented idiom (its Agents page, "Output types"):
+`Agent(output_type=<pydantic model>)`, the model `output_model(scenario.output)`, `pydantic.create_model(<output
+name>, __doc__=<description>, __config__=ConfigDict(extra="forbid"))`, every field required (str, int, float, bool;
+an enum a Literal), the check an `AfterValidator` on its field raising `ValueError(<message>)`. A plain type becomes
+`AgentOutputSchema(output_type)` with its default `strict_json_schema=True` (run_internal/turn_preparation.py:124-131;
+agent_output.py:85), sent as `text.format` json_schema `strict: true` named "final_output" on the Responses API
+(models/openai_responses.py:2098-2112) and as `response_format` json_schema `strict: true` on Chat Completions
+(models/chatcmpl_converter.py:106-120): the scripted server serves a constrained answer, so an object breaking the
+schema never comes (output_invalid_then_valid completes in 2 requests), but the check is in no schema. The answer's
+text is validated by `validate_json` (agent_output.py:141-186, pydantic strict mode); a failure raises
+`ModelBehaviorError` out of the run (run_internal/turn_resolution.py:1223-1246): the SDK asks for no correction. Its
+only hook is `error_handlers={"invalid_final_output": ...}` (run_error_handlers.py:50-55), documented as a fallback
+answer that "does not retry the model call" (docs/running_agents.md, "Error handlers"); it is not a retry and is left
+unset. Output guardrails run on a validated answer only. By default (`OPENAI_AGENTS_DONT_LOG_MODEL_DATA` unset =
+true, _debug.py) the validation error is redacted ("Invalid JSON when parsing model output", util/_json.py:47-51,
+without the check's message) and a redacted error gets no `run_data` (run.py:2420-2424; streamed:
+run_internal/run_loop.py:2334-2336): the failed run's usage and turns are null (probes/openai/output_invalid.py).
+Measured: check_rejects and never_valid end `raised` (failure "model") after 2 requests in every variant. The answer
+is reported as `final_output = result.final_output.model_dump(mode="json")`, `final_text` the answer's JSON text (the
+run's last message output). `handled-max-turns`: with an output type the variant's fixed text is no valid answer
+(validate_handler_final_output would raise UserError), so its max_turns handler declines (returns None) and the SDK
+raises MaxTurnsExceeded as the default does.
+
 Model errors: the SDK's defaults leave retries to the openai client (no `ModelSettings.retry`): max_retries=2
 with its own backoff (0.5 s doubling, jittered) on 429 and 5xx; OpenAI sends no retry hint (provider_errors.py)
 and an `x-should-retry: false` is obeyed (model_fatal_error: 1 request). Those retries happen inside one model
@@ -130,13 +153,17 @@ from loopbench.harness.model_server.call_ids import neutral_id
 from loopbench.harness.models import Provider
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
-from loopbench.harness.scenario.model import MAIN_AGENT
+from loopbench.harness.scenario.model import MAIN_AGENT, OutputSpec
 
 STATE_FILE = "run_state.json"
 KEPT_INPUT_FILE = "kept_input.json"  # a cancelled streamed run's to_input_list(): what a resume continues from
 PENDING_FILE = "pending.json"
 HANDLED_ANSWER = "Stopped: the turn limit was reached."
 # what a @function_tool gives the model on an exception, for a hand-built FunctionTool (module docstring)
+# the check, in every variant (module docstring "Structured answers")
+OUTPUT_CHECK = ("a pydantic AfterValidator on the field raising ValueError(message), not in the JSON schema; a failed "
+                "validation raises ModelBehaviorError out of the run (run_internal/turn_resolution.py:1223-1246): no "
+                "retry, error_handlers['invalid_final_output'] (a fallback answer, documented as no retry) left unset")
 TOOL_ERROR_TEXT = ("the tool answers with the SDK's default_tool_error_function text (the model gets a generic "
                    "error; the loop goes on)")
 
@@ -152,6 +179,38 @@ def _client(base_url: str, api_key: str) -> Any:
     if base_url not in per_loop:
         per_loop[base_url] = AsyncOpenAI(base_url=base_url, api_key=api_key)
     return per_loop[base_url].with_options(api_key=api_key)
+
+
+def output_model(spec: OutputSpec) -> type[Any]:
+    """The scenario's structured answer as the pydantic model the SDK's docs hand `Agent(output_type=...)` (its
+    Agents page, "Output types"): `pydantic.create_model(<name>, ...)`, its docstring the description, every field
+    required (str / int / float / bool; an enum a Literal), extra fields forbidden (so the SDK's strict schema
+    holds: ensure_strict_json_schema needs additionalProperties false); the check an `AfterValidator` on its field
+    raising `ValueError(<message>)` when the pattern is not found: pydantic applies it when the SDK validates the
+    answer (agent_output.py validate_json), and it is in no JSON schema, so the provider's strict mode does not
+    enforce it."""
+    import re
+    from typing import Annotated, Literal
+
+    from pydantic import AfterValidator, ConfigDict, Field, create_model
+
+    kinds: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
+    fields: dict[str, Any] = {}
+    for name, field in spec.fields.items():
+        kind: Any = Literal[tuple(field.enum)] if field.enum is not None else kinds[field.type]
+        if spec.check is not None and spec.check.field == name:
+            pattern, message = spec.check.pattern, spec.check.message
+
+            def check(value: str, pattern: str = pattern, message: str = message) -> str:
+                if re.search(pattern, value) is None:
+                    raise ValueError(message)
+                return value
+
+            kind = Annotated[kind, AfterValidator(check)]
+        fields[name] = (kind, Field(description=field.description))
+    model: type[Any] = create_model(spec.name, __config__=ConfigDict(extra="forbid"), __doc__=spec.description,
+                                    **fields)
+    return model
 
 
 class OpenAIAgentsAdapter(Adapter):
@@ -206,6 +265,12 @@ class OpenAIAgentsAdapter(Adapter):
                              "(reset_tool_choice); the SDK has no per-call setting",
         "tool_error_recoverable": TOOL_ERROR_TEXT,
         "tool_error_fatal": TOOL_ERROR_TEXT,
+        "structured_output": "Agent(output_type=<pydantic model>) -> AgentOutputSchema(strict_json_schema=True) (the "
+                             "default for a plain type, run_internal/turn_preparation.py:124-131): the schema sent as "
+                             "the Responses API's text.format {type: json_schema, name: final_output, strict: true} "
+                             "(models/openai_responses.py:2098-2112); the answer's text validated into the model "
+                             "(agent_output.py:141-186): result.final_output",
+        "output_check": OUTPUT_CHECK,
     }
 
     @classmethod
@@ -278,6 +343,8 @@ class OpenAIAgentsAdapter(Adapter):
             .as_tool(tool_name=child, tool_description=spec.description)
             for child, spec in scenario.agents.items()
         ]
+        if scenario.output is not None:  # the structured answer: output_type, the SDK's defaults (docstring)
+            extra["output_type"] = output_model(scenario.output)
         return Agent(name="assistant", instructions=scenario.instructions, model=model,
                      tools=[*(make_tool(n) for n in scenario.tools_of(MAIN_AGENT)), *children], **extra)
 
@@ -343,6 +410,9 @@ class OpenAIAgentsAdapter(Adapter):
                         "usage": "the parent's Usage object (shared)"}
                 for child in scenario.agents
             }
+        if scenario.output is not None:
+            settings["output"] = self._output_settings(scenario.output, "invalid_final_output" in
+                                                       kwargs.get("error_handlers", {}))
         common: dict[str, Any] = dict(settings=settings, limits=limits)
         try:
             async with CallerCancel(ctx, scenario.cancel is not None) as cancel:
@@ -374,12 +444,42 @@ class OpenAIAgentsAdapter(Adapter):
             signals = NativeSignals(ended="paused", pending=pending, extra={"interruptions": len(pending)})
             return SegmentResult(signals=signals, counters=counters, snapshot=str(ctx.snapshot_dir), **common)
         final = result.final_output
+        structured = self._structured(final)
         signals = NativeSignals(
-            ended="returned", final_text=final if isinstance(final, str) else json.dumps(final, default=str),
+            ended="returned",
+            final_text=(final if isinstance(final, str) else self._answer_text(result) if structured is not None
+                        else json.dumps(final, default=str)),
+            final_output=structured,
             limit="steps" if handled else None, limit_signal="handled" if handled else None,
             extra={"error_handler_fired": "max_turns"} if handled else {},
         )
         return SegmentResult(signals=signals, counters=counters, **common)
+
+    @staticmethod
+    def _output_settings(spec: OutputSpec, handler: bool) -> dict[str, Any]:
+        """What the segment records of the structured answer's settings: all the SDK's defaults."""
+        return {"output_type": f"{spec.name} (pydantic model, extra='forbid')",
+                "schema": "AgentOutputSchema(strict_json_schema=True) (the default for a plain type)",
+                "check": f"AfterValidator on {spec.check.field}" if spec.check is not None else None,
+                "retries": "none (the SDK has no output retry)",
+                "invalid_final_output_handler": handler,
+                "on_invalid_answer": "ModelBehaviorError raised (run_internal/turn_resolution.py:1223-1246)"}
+
+    @staticmethod
+    def _structured(final: Any) -> dict[str, Any] | None:
+        """The validated structured answer as JSON (`model_dump(mode="json")`), None when the run returned text."""
+        from pydantic import BaseModel
+
+        return final.model_dump(mode="json") if isinstance(final, BaseModel) else None
+
+    @staticmethod
+    def _answer_text(result: Any) -> str | None:
+        """The text the SDK validated into the structured answer: the run's last message output (the answer's JSON
+        text, run_internal/turn_resolution.py `potential_final_output_text`)."""
+        from agents import ItemHelpers, MessageOutputItem
+
+        messages = [i for i in result.new_items if isinstance(i, MessageOutputItem)]
+        return ItemHelpers.text_message_output(messages[-1]) if messages else None
 
     @staticmethod
     def _cancelled_stream(result: Any, counters: ReportedCounters, ctx: RunContext, common: dict[str, Any]
@@ -449,6 +549,11 @@ class OpenAIAgentsHandledMaxTurns(OpenAIAgentsAdapter):
         kwargs, limits = super()._run_kwargs(scenario, handled)
 
         def on_max_turns(_data: Any) -> Any:
+            if scenario.output is not None:
+                # the fixed text is no answer of the structured output type (validate_handler_final_output would
+                # raise UserError: run_internal/error_handlers.py:170-205), and the variant makes no answer up: it
+                # declines (None), so the SDK raises MaxTurnsExceeded as the default does
+                return None
             handled.append(True)
             return RunErrorHandlerResult(final_output=HANDLED_ANSWER)
 
@@ -462,6 +567,14 @@ class OpenAIAgentsChatCompletions(OpenAIAgentsAdapter):
              "(the SDK's documented route to another provider's model); otherwise the default")
     model_class = "agents.OpenAIChatCompletionsModel"
     model_provider = "anthropic"
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **OpenAIAgentsAdapter.mechanism_table,
+        "structured_output": "Agent(output_type=<pydantic model>) -> AgentOutputSchema(strict_json_schema=True) (the "
+                             "default for a plain type): the schema sent as Chat Completions' response_format "
+                             "{type: json_schema, json_schema: {name: final_output, strict: true}} "
+                             "(models/chatcmpl_converter.py:106-120); the answer's text validated into the model "
+                             "(agent_output.py:141-186): result.final_output",
+    }
 
     def _model(self, model_id: str, client: Any) -> Any:
         from agents import OpenAIChatCompletionsModel

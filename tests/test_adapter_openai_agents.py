@@ -334,3 +334,125 @@ def test_a_cancelled_stream_is_continued_from_to_input_list_without_the_turn_in_
     assert r.outcome == "completed"
     assert r.counters.tool_executions_by_tool == {"post_to_portal": 1, "lookup_policy": 2}
     assert resumed.counters.model_requests_reported == 2 and not resumed.counters.cumulative
+
+
+# ---- structured answers (a scenario's `output`): Agent(output_type=<pydantic model>), the SDK's strict schema
+
+OUTPUT_SCENARIOS = ("output_invalid_then_valid", "output_check_rejects", "output_never_valid")
+REJECTED = ("output_check_rejects", "output_never_valid")
+TRIAGE = {"ticket_id": "T-1", "priority": "urgent", "policy_id": "POL-7"}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", OUTPUT_SCENARIOS)
+def test_the_answer_is_asked_for_with_the_sdks_strict_schema_and_no_output_tool(records, scenario, variant):
+    """output_type with the default AgentOutputSchema(strict_json_schema=True): the Responses API's text.format and
+    Chat Completions' response_format, both strict, so the server treats each answer as constrained; no output tool
+    is offered (the answer is the message's text); the check is a pydantic validator in no schema."""
+    from loopbench.harness.adapter import adapter_class
+
+    r = records[(scenario, variant)]
+    answers = [q for q in r.requests if q.output_attempt is not None]
+    assert answers and all(q.output_constrained is True for q in answers), scenario
+    assert all(q.tools_offered == ["get_ticket"] for q in r.requests)
+    output = r.native.settings["output"]
+    assert output["schema"].startswith("AgentOutputSchema(strict_json_schema=True)")
+    assert output["output_type"].startswith("TicketTriage (pydantic model")
+    assert output["retries"].startswith("none") and output["invalid_final_output_handler"] is False
+    assert (output["check"] == "AfterValidator on policy_id") is (scenario in REJECTED)
+    table = adapter_class("openai-agents", variant).mechanism_table
+    assert r.native.mechanisms["structured_output"] == table["structured_output"]
+    wire = "response_format" if variant == "chat-completions" else "text.format"
+    assert wire in table["structured_output"] and "strict: true" in table["structured_output"]
+    assert r.native.mechanisms.get("output_check") == (table["output_check"] if scenario in REJECTED else None)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_broken_answer_never_comes_under_the_strict_schema(records, variant):
+    """The strict schema rules the enum-breaking first object out: the valid one is the first answer, the run
+    returns it validated (model_dump(mode="json")) with its JSON text, in 2 requests the SDK reports."""
+    import json
+
+    r = records[("output_invalid_then_valid", variant)]
+    assert r.outcome == "completed", r.error_reason
+    assert r.counters.model_requests_observed == 2 == r.counters.model_requests_reported
+    assert r.counters.structured_answers_observed == 1 and r.counters.runtime_steps == 2
+    assert [q.output_attempt for q in r.requests] == [None, 1]
+    signals = r.native.signals
+    assert signals.ended == "returned" and signals.final_output == TRIAGE
+    assert signals.final_text is not None and json.loads(signals.final_text) == TRIAGE
+    assert signals.limit is None and r.counters.tool_executions_by_tool["get_ticket"] == 1
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", REJECTED)
+def test_an_answer_the_validator_rejects_raises_without_a_correction(records, scenario, variant):
+    """The SDK asks for no correction: the validator's ValueError becomes ModelBehaviorError after the first
+    answer (2 requests, 1 answer; never_valid's max_turns=4 never comes into it), redacted by default (the check's
+    message is not in it) and with no run_data: no usage, no turns (probes/openai/output_invalid.py)."""
+    r = records[(scenario, variant)]
+    assert r.outcome == "failed", r.error_reason
+    assert r.counters.model_requests_observed == 2 and r.counters.structured_answers_observed == 1
+    assert [q.output_attempt for q in r.requests] == [None, 1]
+    signals = r.native.signals
+    assert signals.ended == "raised" and signals.failure == "model" and signals.limit is None
+    assert signals.exception_type == "ModelBehaviorError"
+    assert signals.exception_message == "Invalid JSON when parsing model output"
+    assert signals.final_output is None and signals.final_text is None
+    c = r.counters
+    assert (c.model_requests_reported, c.input_tokens_reported, c.output_tokens_reported, c.runtime_steps) == (
+        None, None, None, None)
+    assert c.input_tokens_observed == 2000 and c.tool_executions_by_tool["get_ticket"] == 1
+
+
+def test_the_step_limit_is_translated_but_never_reached(records):
+    r = records[("output_never_valid", "default")]
+    assert r.limits["max_model_calls"].native == "max_turns=4"
+    assert r.native.settings["max_turns"] == 4 and r.counters.model_requests_observed < 4
+    handled = records[("output_never_valid", "handled-max-turns")]
+    assert handled.native.signals.limit_signal is None and "error_handler_fired" not in handled.native.signals.extra
+
+
+def _output_scenario(scenario_id: str):
+    from loopbench.harness.scenario import load_scenarios
+
+    return next(s for s in load_scenarios() if s.id == scenario_id)
+
+
+def test_the_output_model_is_strict_and_its_check_is_in_no_schema():
+    """The pydantic model: every field required, nothing else allowed, the enum a Literal; the SDK's strict schema
+    of it has no pattern (the check is the validator's alone), and the validator raises the scenario's message."""
+    import json
+
+    from agents import AgentOutputSchema
+    from agents.exceptions import ModelBehaviorError
+
+    from loopbench.adapters.openai_agents import output_model
+
+    spec = _output_scenario("output_check_rejects").output
+    model = output_model(spec)
+    schema = AgentOutputSchema(model)
+    assert schema.is_strict_json_schema()
+    js = schema.json_schema()
+    assert js["additionalProperties"] is False and sorted(js["required"]) == sorted(spec.fields)
+    assert js["properties"]["priority"]["enum"] == ["low", "normal", "urgent"] and "pattern" not in json.dumps(js)
+    assert schema.validate_json(json.dumps(TRIAGE)).model_dump(mode="json") == TRIAGE
+    for bad in ({**TRIAGE, "policy_id": "the refund policy"}, {**TRIAGE, "priority": "asap"}, {**TRIAGE, "x": 1}):
+        with pytest.raises(ModelBehaviorError):
+            schema.validate_json(json.dumps(bad))
+    with pytest.raises(ValueError, match="policy_id must be a policy id"):
+        model(**{**TRIAGE, "policy_id": "the refund policy"})
+
+
+def test_the_max_turns_handler_declines_when_the_answer_is_structured():
+    """handled-max-turns answers a max_turns stop with a fixed text, which is no TicketTriage (the SDK would raise
+    UserError validating it): with an output type it declines, so the SDK raises MaxTurnsExceeded; without one it
+    answers as before."""
+    from loopbench.adapters.openai_agents import HANDLED_ANSWER, OpenAIAgentsHandledMaxTurns
+
+    for scenario_id, answer in (("output_never_valid", None), ("runaway_step_limit", HANDLED_ANSWER)):
+        handled: list[bool] = []
+        kwargs, _ = OpenAIAgentsHandledMaxTurns()._run_kwargs(_output_scenario(scenario_id), handled)
+        result = kwargs["error_handlers"]["max_turns"](None)
+        assert (None if result is None else result.final_output) == answer
+        assert handled == ([] if answer is None else [True])
