@@ -160,6 +160,35 @@ The model class, per variant (docs/decisions.md "Each framework's own model clas
   7, counter 9, limit_steps), its confirmation pauses the run and the resume continues it (subagent_approval
   completed, main 1, billing 3), its raised tool error leaves the run (failed). The child gets the observing
   before_agent callback: on a resume it is the agent that starts.
+Structured answers (scenario `output`), every variant: ADK's docs' `LlmAgent(output_schema=<pydantic model>,
+output_key=...)` (agents/llm_agent.py:449-470). The model is built with `pydantic.create_model(<output name>,
+__config__=ConfigDict(extra="forbid"), __doc__=<description>, <field>=(<type>, Field(description=...)))`, an enum
+a `Literal`, and the check an `AfterValidator` on its field raising `ValueError(<message>)` (`_output_schema`);
+`output_key="structured_answer"`. Which of ADK's two paths a request takes is ADK's: with tools and a model whose
+`capabilities.output_schema_and_tools` is False — the Gemini API (`_capabilities.py:30-51`: True on Vertex AI only)
+and AnthropicLlm (no override: BaseLlm's name-based fallback, False for a claude id) — the `output_schema` request
+processor adds the `set_model_response` tool beside the agent's own (with an instruction to answer through it;
+flows/llm_flows/prompt/_schema.py:48-68) and no response schema (flows/llm_flows/basic.py:137-139); without tools,
+the request carries the schema as its response schema and the final text goes through `validate_schema`, which
+raises (llm_agent.py:1140-1147, utils/_schema_utils.py:235-258). Every output scenario has a tool (get_ticket):
+every variant answers through `set_model_response` (`settings.output.path`). Its `run_async`
+(tools/set_model_response_tool.py:300-329) validates the call's args with `model_validate`: a ValidationError
+(the enum, the check's ValueError) is the call's function response `{"error": "Validation Error found: ...
+Recall the set_model_response function correctly, fix the errors, and call it again ..."}` and the loop goes on;
+a valid one is stored on the event's actions and the flow yields a final model event whose text is the object's
+JSON (flows/llm_flows/core/_function_call_postprocessor.py:115-123), which `__maybe_save_output_to_state`
+validates again and writes to state_delta[output_key]. There is no retry budget of ADK's own: each correction is
+one more LLM call under the invocation's max_llm_calls (probes/google_adk/output_schema.py: 12 rejected answers
+then a valid one complete in 14 requests with no limit; never valid under max_llm_calls=4: 4 requests, then
+LlmCallsLimitExceededError). Neither path's declaration is strict: the server serves every scripted object
+(output_constrained false). Measured, every variant: output_invalid_then_valid and output_check_rejects complete
+in 3 requests (2 answers); output_never_valid stops on max_llm_calls at 4 requests (limit_steps, runtime_steps 5).
+final_output = the last state_delta[output_key] of the segment's events (validate_schema's `model_dump`, JSON);
+final_text stays the final event's text (the object's JSON); `extra.output_rejections` counts the
+set_model_response calls answered with the error; tool_calls_requested leaves set_model_response out (the answer,
+not a tool call of the task). A ValidationError of the output schema out of run_async (the no-tools path) is
+failure="model". Releases: 2.13's source is read here; `capabilities` is 2.x's (settings record None where the
+model has none).
 The caller's cancel (scenario `cancel`), every variant: `Runner.run_async(..., abort_signal=asyncio.Event())`
 (runners.py:1139, 1159; what ADK's own api_server passes and sets when its client disconnects) and the event set
 when the harness says cancel; the adapter then reads run_async to its end and cancels nothing itself. With an
@@ -206,14 +235,14 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
-from loopbench.adapters.kit import ToolFailed, in_chain, raised_in_model_client
+from loopbench.adapters.kit import ToolFailed, exception_chain, in_chain, raised_in_model_client
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, GEMINI_ID_PREFIX, neutral_id
 from loopbench.harness.models import Provider
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
-from loopbench.harness.scenario.model import MAIN_AGENT
+from loopbench.harness.scenario.model import MAIN_AGENT, OutputSpec
 
 APP_NAME = "loopbench"
 USER_ID = "user"
@@ -243,6 +272,21 @@ TOOL_ERROR_RAISED = ("the tool raises ToolFailed; with no on_tool_error_callback
                      "(the run ends)")
 TOOL_CHOICE_AUTO_ONLY = ("unsupported: AnthropicLlm sends tool_choice {'type': 'auto'} whenever the agent has tools "
                          "and ignores llm_request.config.tool_config (models/anthropic_llm.py generate_content_async)")
+# LlmAgent.output_key: the session-state key ADK writes the validated structured answer to
+OUTPUT_KEY = "structured_answer"
+SET_MODEL_RESPONSE = "set_model_response"  # google.adk.tools.set_model_response_tool.SetModelResponseTool.NAME
+STRUCTURED_OUTPUT = (
+    "LlmAgent(output_schema=<a pydantic model: pydantic.create_model(<output name>, extra='forbid'), enum -> "
+    "Literal>, output_key=...): with tools, on a model whose capabilities.output_schema_and_tools is False (the "
+    "Gemini API, AnthropicLlm), ADK offers its set_model_response tool, validates the call's args with "
+    "model_validate and makes the validated object the final response (flows/llm_flows/prompt/_schema.py:48-68, "
+    "tools/set_model_response_tool.py:300-329, flows/llm_flows/core/_function_call_postprocessor.py:115-123); "
+    "without tools, the model's response schema (llm_request.set_output_schema) and validate_schema on the final "
+    "text, which raises (agents/llm_agent.py:1140-1147)")
+OUTPUT_CHECK = (
+    "a pydantic AfterValidator on the field raising ValueError(<message>): set_model_response answers its "
+    "ValidationError to the model as {'error': 'Validation Error found: ...'} (tools/set_model_response_tool.py:"
+    "319-327): no retry budget of its own, each correction one more LLM call under max_llm_calls")
 TOOL_ERROR_DICT = ("the tool returns the function-tools guide's error dict {'status': 'error', 'error_message': ...} "
                    "(the model gets it; the loop goes on)")
 
@@ -304,6 +348,8 @@ class GoogleADKAdapter(Adapter):
                              "mode ANY/NONE/AUTO, allowed_function_names) for the call the turn answers",
         "tool_error_recoverable": TOOL_ERROR_RAISED,
         "tool_error_fatal": TOOL_ERROR_RAISED,
+        "structured_output": STRUCTURED_OUTPUT,
+        "output_check": OUTPUT_CHECK,
     }
 
     @classmethod
@@ -459,12 +505,18 @@ class GoogleADKAdapter(Adapter):
                                     " + skip_summarization=True" if stop else "")}
         if rules:
             settings["tool_choice"] = {r.after_call or "opening call": r.choice for r in rules}
+        if scenario.output is not None:  # ADK's structured answer: output_schema + output_key
+            kwargs["output_schema"] = _output_schema(scenario.output)
+            kwargs["output_key"] = OUTPUT_KEY
+            probe["output_name"] = scenario.output.name
         delegation = self._delegation(scenario, ledger, model, before_tool if denied else None, settings,
                                       before_agent)
         tools = [*self._tools(scenario, ledger, scenario.tools_of(MAIN_AGENT)), *delegation.pop("tools", [])]
         # the main agent's system prompt is the scenario's (the server tells agents apart by it); "" as before
         agent = LlmAgent(name=AGENT_NAME, model=model, instruction=scenario.instructions or "", tools=tools,
                          **delegation, **kwargs)
+        if scenario.output is not None:
+            settings["output"] = _output_settings(scenario.output, model, bool(tools))
         return agent, settings
 
     def _child(self, scenario: Scenario, child: str, ledger: LedgerClient, model: Any, before_tool: Any,
@@ -602,7 +654,11 @@ class GoogleADKAdapter(Adapter):
             # either way the counts are unknown, not 0
             known = bool(events) and not in_chain(exc, self._model_errors())
             counters = self._counters(events, probe, known=known)
-            return SegmentResult(signals=self._raised(exc, probe), counters=counters, **common)
+            signals = self._raised(exc, probe)
+            if scenario.output is not None:  # the corrections ADK asked for before it raised
+                signals = signals.model_copy(update={"extra": {**signals.extra,
+                                                               "output_rejections": _output_rejections(events)}})
+            return SegmentResult(signals=signals, counters=counters, **common)
         finally:
             await self._close(runner, agent)
         counters = self._counters(events, probe, known=True)
@@ -631,8 +687,11 @@ class GoogleADKAdapter(Adapter):
             extra["deny_event"] = "final function response (skip_summarization) from before_tool_callback"
         if not events:
             notes.append("the invocation produced no event (nothing left to do in the session)")
-        signals = NativeSignals(ended="returned", final_text=_final_text(events), denied=denied,
-                                finish_reason=_finish_reason(events), extra=extra)
+        final_output = _final_output(events) if scenario.output is not None else None
+        if scenario.output is not None:  # the corrections ADK asked for: set_model_response calls answered an error
+            extra["output_rejections"] = _output_rejections(events)
+        signals = NativeSignals(ended="returned", final_text=_final_text(events), final_output=final_output,
+                                denied=denied, finish_reason=_finish_reason(events), extra=extra)
         return SegmentResult(signals=signals, counters=counters, **common)
 
     def _cancelled(self, scenario: Scenario, ctx: RunContext, events: list[Any], counters: ReportedCounters,
@@ -682,6 +741,8 @@ class GoogleADKAdapter(Adapter):
             return NativeSignals(**base, limit="steps", limit_signal="raised")
         if in_chain(exc, ToolFailed):
             return NativeSignals(**base, failure="tool")
+        if _invalid_answer(exc, probe.get("output_name")):  # validate_schema on the final text: the answer failed
+            return NativeSignals(**base, failure="model")
         if in_chain(exc, self._model_errors()) or raised_in_model_client(exc):
             return NativeSignals(**base, failure="model")
         return NativeSignals(**base, failure="other")
@@ -716,7 +777,9 @@ class GoogleADKAdapter(Adapter):
 
         return ReportedCounters(
             model_requests_reported=len(responses) if known else None,
-            tool_calls_requested=sum(len([c for c in e.get_function_calls() if c.name != CONFIRMATION])
+            # neither ADK's confirmation requests nor the structured answer's set_model_response: the task's calls
+            tool_calls_requested=sum(len([c for c in e.get_function_calls()
+                                          if c.name not in (CONFIRMATION, SET_MODEL_RESPONSE)])
                                      for e in responses) if known else None,
             runtime_steps=steps if isinstance(steps, int) else None,
             runtime_step_unit="LLM call",
@@ -812,6 +875,76 @@ def _tool_choice_for(scenario: Scenario, contents: list[Any], prefix: str) -> st
                      for p in content.parts or [] if p.function_response]
     any_results = any(p.function_response for c in contents for p in c.parts or [])
     return scenario.tool_choice_for(trailing, any_results)
+
+
+def _output_schema(spec: OutputSpec) -> type[Any]:
+    """The scenario's structured answer as ADK's docs give an output_schema: a pydantic model, here built with
+    `pydantic.create_model` named after the output (every field required, no other allowed; an enum a Literal) and
+    the check an `AfterValidator` on its field raising ValueError(<message>), pydantic's own way to add a rule."""
+    import re
+    from typing import Annotated, Literal
+
+    from pydantic import AfterValidator, ConfigDict, Field, create_model
+
+    kinds: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
+    check = spec.check
+
+    def holds(value: str) -> str:
+        assert check is not None
+        if re.search(check.pattern, value) is None:
+            raise ValueError(check.message)
+        return value
+
+    fields: dict[str, Any] = {}
+    for name, field in spec.fields.items():
+        kind: Any = Literal[tuple(field.enum)] if field.enum is not None else kinds[field.type]
+        if check is not None and check.field == name:
+            kind = Annotated[kind, AfterValidator(holds)]
+        fields[name] = (kind, Field(description=field.description))
+    model: type[Any] = create_model(spec.name, __config__=ConfigDict(extra="forbid"), __doc__=spec.description,
+                                    **fields)
+    return model
+
+
+def _output_settings(spec: OutputSpec, model: Any, has_tools: bool) -> dict[str, Any]:
+    """What the agent's structured answer was set up with, and which of ADK's two paths its request takes (read
+    as ADK decides it: flows/llm_flows/basic.py:137-139, prompt/_schema.py:48-54)."""
+    capabilities = getattr(model, "capabilities", None)  # 2.x: the model's self-report
+    both = getattr(capabilities, "output_schema_and_tools", None)
+    if has_tools and not both:
+        path = (f"the {SET_MODEL_RESPONSE} tool ADK adds beside the agent's tools (the model cannot pair a response "
+                "schema with tools): its call's args validated by model_validate, an error dict back to the model")
+    else:
+        path = "the response schema on the request; validate_schema on the final text (raises)"
+    return {"output_schema": f"{spec.name} (pydantic.create_model, extra='forbid')", "output_key": OUTPUT_KEY,
+            "check": (f"AfterValidator on {spec.check.field} raising ValueError" if spec.check else None),
+            "output_schema_and_tools": both, "path": path,
+            "retry_budget": "none of ADK's own: each correction is one more LLM call (max_llm_calls)"}
+
+
+def _final_output(events: list[Any]) -> dict[str, Any] | None:
+    """The validated structured answer ADK stored under output_key (the state_delta of the final response event,
+    agents/llm_agent.py:1147: validate_schema's model_dump), as JSON; None when the segment stored none."""
+    for e in reversed(events):
+        value = (e.actions.state_delta or {}).get(OUTPUT_KEY) if e.actions is not None else None
+        if isinstance(value, dict):
+            return json.loads(json.dumps(value, default=str))
+    return None
+
+
+def _output_rejections(events: list[Any]) -> int:
+    """set_model_response calls answered with ADK's validation error dict (the model was asked again)."""
+    return sum(1 for e in events for fr in e.get_function_responses()
+               if fr.name == SET_MODEL_RESPONSE and "error" in (fr.response or {}))
+
+
+def _invalid_answer(exc: BaseException, output_name: str | None) -> bool:
+    """A pydantic ValidationError of the output schema in the chain: ADK's validate_schema rejected the answer."""
+    if output_name is None:
+        return False
+    from pydantic import ValidationError
+
+    return any(isinstance(e, ValidationError) and e.title == output_name for e in exception_chain(exc))
 
 
 def _final_text(events: list[Any]) -> str | None:

@@ -7,6 +7,7 @@ reproduce the findings against the raw SDK.
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -446,3 +447,94 @@ def test_the_in_memory_session_dies_with_the_cancelled_process(records):
     assert r.outcome == "not_run" and r.verdict == "unsupported"
     assert r.unsupported == ["resume_after_cancel"] and r.counters.model_requests_observed == 0
     assert records[("cancel_during_tool", "in-memory")].outcome == "cancelled"
+
+
+# ---- structured answers: LlmAgent(output_schema=<pydantic model>, output_key=...) (scenario `output`);
+# probes/google_adk/output_schema.py reproduces each finding against the raw SDK
+
+TRIAGE = {"ticket_id": "T-1", "priority": "urgent", "policy_id": "POL-7"}
+
+
+@pytest.mark.parametrize("scenario", ("output_invalid_then_valid", "output_check_rejects"))
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_rejected_set_model_response_goes_back_to_the_model_which_corrects_it(records, variant, scenario):
+    """With tools, on models that cannot pair a response schema with tools (the Gemini API, AnthropicLlm), ADK
+    offers set_model_response and answers a call that fails validation (the enum, or the AfterValidator's
+    ValueError) with an error dict: the model answers again, the second answer is the run's."""
+    r = records[(scenario, variant)]
+    assert r.outcome == "completed" and r.verdict == "conforms"
+    assert r.counters.model_requests_observed == 3 and r.counters.structured_answers_observed == 2
+    assert [q.output_attempt for q in r.requests] == [None, 1, 2]
+    assert not any(q.output_constrained for q in r.requests if q.output_attempt)  # no strict declaration
+    assert all("set_model_response" in q.tools_offered for q in r.requests)
+    s = r.native.signals
+    assert s.final_output == TRIAGE and json.loads(s.final_text or "") == TRIAGE
+    assert s.extra["output_rejections"] == 1
+    assert r.counters.model_requests_reported == 3 and r.counters.runtime_steps == 3
+    assert r.segments[0].counters.tool_calls_requested == 1  # get_ticket; set_model_response is the answer
+    out = r.native.settings["output"]
+    assert out["output_key"] == "structured_answer" and out["output_schema_and_tools"] is False
+    assert "set_model_response" in out["path"]
+    assert r.native.mechanisms["structured_output"].startswith("LlmAgent(output_schema=")
+    if scenario == "output_check_rejects":  # the intent is recorded where the scenario has a check
+        assert "AfterValidator" in r.native.mechanisms["output_check"]
+        assert out["check"] == "AfterValidator on policy_id raising ValueError"
+    else:
+        assert "output_check" not in r.native.mechanisms and out["check"] is None
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_corrections_count_against_max_llm_calls_and_adk_has_no_budget_of_its_own(records, variant):
+    """Every answer fails the check: ADK asks again each time, each correction one more LLM call under the
+    invocation's counter: 4 requests (1 read + 3 answers), then LlmCallsLimitExceededError before a 5th."""
+    r = records[("output_never_valid", variant)]
+    assert r.outcome == "limit_steps" and r.native.signals.exception_type == "LlmCallsLimitExceededError"
+    assert r.limits["max_model_calls"].native == "RunConfig(max_llm_calls=4)"
+    assert r.counters.model_requests_observed == 4 and r.counters.structured_answers_observed == 3
+    assert [q.output_attempt for q in r.requests] == [None, 1, 2, 3]
+    assert r.counters.runtime_steps == 5 and r.counters.model_requests_reported == 4
+    assert r.native.signals.final_output is None and r.native.signals.extra["output_rejections"] == 3
+    assert r.counters.tool_executions_by_tool["get_ticket"] == 1
+
+
+def test_the_output_schema_is_a_pydantic_model_with_the_check_as_an_after_validator():
+    from pydantic import ValidationError
+
+    from loopbench.adapters.google_adk import _output_schema
+    from loopbench.harness.scenario import load_scenarios
+
+    spec = next(s for s in load_scenarios() if s.id == "output_check_rejects").output
+    assert spec is not None
+    model = _output_schema(spec)
+    assert model.__name__ == "TicketTriage"
+    assert model.model_validate(TRIAGE).model_dump() == TRIAGE
+    for bad, why in (({**TRIAGE, "policy_id": "the refund policy"}, spec.check.message if spec.check else ""),
+                     ({**TRIAGE, "priority": "asap"}, "literal_error"), ({**TRIAGE, "x": 1}, "extra_forbidden")):
+        with pytest.raises(ValidationError, match=why) as caught:
+            model.model_validate(bad)
+        assert caught.value.title == "TicketTriage"  # what _invalid_answer reads as the answer's failure
+    assert model.model_json_schema()["additionalProperties"] is False
+
+
+def test_an_answer_that_fails_validate_schema_is_the_models_failure():
+    """Without tools ADK validates the final text with validate_schema, which raises the output model's
+    ValidationError out of run_async (probes/google_adk/output_schema.py no-tools): failure="model"; another
+    model's ValidationError stays failure="other"."""
+    from pydantic import ValidationError
+
+    from loopbench.adapters.google_adk import GoogleADKAdapter, _output_schema
+    from loopbench.harness.scenario import load_scenarios
+
+    spec = next(s for s in load_scenarios() if s.id == "output_check_rejects").output
+    assert spec is not None
+    try:
+        _output_schema(spec).model_validate_json(json.dumps({**TRIAGE, "policy_id": "none"}))
+    except ValidationError as exc:
+        caught = exc
+    wrapped = RuntimeError("node failed")
+    wrapped.__cause__ = caught
+    adapter = GoogleADKAdapter()
+    for exc in (caught, wrapped):
+        signals = adapter._raised(exc, {"output_name": "TicketTriage"})
+        assert signals.ended == "raised" and signals.failure == "model"
+    assert adapter._raised(caught, {}).failure == "other"  # no output in the scenario: not an answer's failure
