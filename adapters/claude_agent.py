@@ -97,6 +97,26 @@ streaming-input sessions, which a one-prompt task does not reach:
   request (probes/claude/cancel.py close-query). The resume after a cancel: `query(prompt="Continue where we left
   off", options=ClaudeAgentOptions(resume=<session id>))` in another process (the sessions guide's resume by id,
   "recover from an interruption"); without a prompt the CLI sends nothing and idles (cancel.py resume-none).
+- structured answers (a scenario's `output`): the Agent SDK's structured outputs, `ClaudeAgentOptions(
+  output_format={"type": "json_schema", "schema": <scenario.output.json_schema()>})` (types.py:2850), which the
+  SDK hands the CLI as `--json-schema` (_internal/transport/subprocess_cli.py:729-738); the output's check goes in
+  that schema as a JSON-schema `pattern` on its field (`output_schema`), which the CLI itself enforces. The CLI
+  offers the model its own StructuredOutput tool (bundled `claude` byte ~335725938, `La="StructuredOutput"`)
+  with the schema as its input_schema, pattern included, validates each call's input with Ajv and answers a
+  mismatch with an is_error tool result, "Output does not match required schema: /policy_id: must match pattern
+  ..." (~335729150; a JSON schema carries no custom message, so the check's `message` is not what the model
+  reads); the valid input is the ResultMessage's `structured_output` (types.py:1779, message_parser.py:324) ->
+  `final_output`, and `result` its JSON text -> `final_text`. The tool is not sent with `strict` (only behind
+  the CLI's `tengu_structured_output_strict` flag, default off, ~341737929) and the body has no
+  `output_format` / `output_config`: the server sees an unconstrained output tool. Its retry cap is the CLI's:
+  `MAX_STRUCTURED_OUTPUT_RETRIES ?? 5` (`var hto=5` ~357866111, used ~370595861: the StructuredOutput calls in
+  the transcript reach the cap with none valid) -> ResultMessage subtype `error_max_structured_output_retries`,
+  terminal_reason `structured_output_retry_exhausted`, `errors` ["Failed to provide valid structured output
+  after 5 attempts — last StructuredOutput error: ..."], then the SDK raises ResultError -> `failure="model"`.
+  `max_turns` counts each correction (one turn per response); measured (probes/claude/structured.py): a
+  correction after an enum break and after a pattern break (3 requests, completed); a never-valid answer is
+  stopped by `max_turns=4` at 4 requests (`error_max_turns`, the step limit as usual), and with no max_turns by
+  the CLI's cap after 6 requests (5 answers; 3 with `MAX_STRUCTURED_OUTPUT_RETRIES=2`).
 Every run of the user's approval code (each hook or can_use_tool call for a tool whose approval is not `none`)
 records an `authorize` event in the ledger (approval-callback invocations, re-runs on resume included).
 
@@ -210,6 +230,36 @@ NO_TOOL_CHOICE = "unsupported: ClaudeAgentOptions has no tool_choice setting; th
 # an SDK MCP tool reports a failure as its result: the CLI hands the model the text as an error tool result
 TOOL_ERROR = "the SDK MCP tool returns {'content': [text], 'is_error': True} (the model gets an error tool result)"
 
+# Structured answers (a scenario's `output`): the Agent SDK's structured outputs, `output_format` (types.py:2850,
+# "Matches the Messages API structure"), which the SDK hands the CLI as `--json-schema <schema>`
+# (_internal/transport/subprocess_cli.py:729-738); the answer comes back in ResultMessage.structured_output
+# (types.py:1779, message_parser.py:324)
+STRUCTURED_OUTPUT_FORMAT = "json_schema"
+STRUCTURED_HOW = ("ClaudeAgentOptions(output_format={'type': 'json_schema', 'schema': <the output's JSON schema>}) "
+                  "(the CLI's --json-schema): the CLI offers the model its StructuredOutput tool, validates the "
+                  "call's input against the schema itself (Ajv) and answers a mismatch with an error tool result; "
+                  "the answer is ResultMessage.structured_output; the CLI's retry cap MAX_STRUCTURED_OUTPUT_RETRIES "
+                  "(default 5) ends the run error_max_structured_output_retries")
+CHECK_HOW = ("the check's regex as a JSON-schema `pattern` on its field in output_format's schema, enforced by the "
+             "CLI's own validation of the StructuredOutput call (the model gets Ajv's 'must match pattern' error; "
+             "a JSON schema carries no custom message)")
+# the result subtype the CLI ends a run with when its structured-output retries are spent
+STRUCTURED_RETRIES_SPENT = "error_max_structured_output_retries"
+
+
+def output_schema(scenario: Scenario) -> dict[str, Any] | None:
+    """The output's JSON schema with the check, if any, as a `pattern` on its field (None: no structured answer)."""
+    spec = scenario.output
+    if spec is None:
+        return None
+    schema = spec.json_schema()
+    if spec.check is not None:
+        field_schema = dict(schema["properties"][spec.check.field])
+        field_schema["pattern"] = spec.check.pattern
+        schema["properties"] = {**schema["properties"], spec.check.field: field_schema}
+    return schema
+
+
 class Fields:
     """A message read by feature detection: a field this SDK release does not have (older ResultMessages lack
     terminal_reason, deferred_tool_use, api_error_status...) is None, unknown, never a guess."""
@@ -309,6 +359,8 @@ class ClaudeAgentAdapter(Adapter):
         "tool_choice_later": NO_TOOL_CHOICE,
         "tool_error_recoverable": TOOL_ERROR,
         "tool_error_fatal": TOOL_ERROR,
+        "structured_output": STRUCTURED_HOW,
+        "output_check": CHECK_HOW,
     }
     capabilities = Capabilities(
         native_limits=frozenset({"max_model_calls", "max_cost_usd"}),
@@ -459,6 +511,18 @@ class ClaudeAgentAdapter(Adapter):
             # answers (resume_twice's second) returns none of its own
             settings["resume"] = RESUME_HOW
             settings["resume_prompt"] = "none"
+        spec, schema = scenario.output, output_schema(scenario)
+        if spec is not None and schema is not None:
+            # the SDK's structured outputs, as documented: the CLI's StructuredOutput tool, its validation and retry
+            # cap are the CLI's defaults (MAX_STRUCTURED_OUTPUT_RETRIES unset)
+            kwargs["output_format"] = {"type": STRUCTURED_OUTPUT_FORMAT, "schema": schema}
+            settings["output"] = {
+                "output_format": {"type": STRUCTURED_OUTPUT_FORMAT, "schema": f"<{spec.name} JSON schema>"},
+                "check": (f"pattern {spec.check.pattern!r} on {spec.check.field} in the schema"
+                          if spec.check is not None else None),
+                "output_tool": "StructuredOutput (the CLI's; not strict: no constrained decoding)",
+                "retries": "CLI default (MAX_STRUCTURED_OUTPUT_RETRIES unset: 5)",
+            }
         approval_kwargs, cannot = self._approvals(scenario, ctx, seg, decisions, gated)
         kwargs.update(approval_kwargs)
         unsupported.extend(cannot)
@@ -757,19 +821,26 @@ class ClaudeAgentAdapter(Adapter):
         denied_by_policy = [d for d in rm.permission_denials or []
                             if isinstance(d, dict) and (spec := scenario.tools.get(bare_name(str(d.get("tool_name")))))
                             and spec.approval == "deny"]
+        # the structured answer, as the CLI validated it (None when the run returned none)
+        final_output = rm.structured_output if isinstance(rm.structured_output, dict) else None
+        if rm.structured_output is not None:
+            extra["structured_output_type"] = type(rm.structured_output).__name__
         if rm.subtype == "error_max_turns":
             signals = NativeSignals(**base, limit="steps", limit_signal="raised", extra=extra)
         elif rm.subtype == "error_max_budget_usd":
             signals = NativeSignals(**base, limit="budget", limit_signal="raised", extra=extra)
         elif rm.terminal_reason in ("hook_stopped", "aborted_tools", "aborted_streaming") and denied_by_policy:
             signals = NativeSignals(**base, denied=True, final_text=text, extra=extra)
+        elif rm.subtype == STRUCTURED_RETRIES_SPENT:
+            # the CLI's structured-output retries are spent: the model's answers failed its validation
+            signals = NativeSignals(**base, failure="model", extra=extra)
         elif rm.is_error:
             model = rm.api_error_status is not None or rm.terminal_reason == "api_error"
             signals = NativeSignals(**base, failure="model" if model else "other", extra=extra)
         elif exc is not None:
-            signals = NativeSignals(**base, failure="other", final_text=text, extra=extra)
+            signals = NativeSignals(**base, failure="other", final_text=text, final_output=final_output, extra=extra)
         else:
-            signals = NativeSignals(**base, final_text=text, extra=extra)
+            signals = NativeSignals(**base, final_text=text, final_output=final_output, extra=extra)
         return SegmentResult(signals=signals, counters=counters, notes=notes, **common)
 
     @staticmethod

@@ -598,3 +598,112 @@ def test_a_sub_agents_tokens_are_outside_any_native_token_budget(records, varian
     r = records[("subagent_token_budget", variant)]
     assert r.unsupported == ["max_total_tokens"] and r.outcome == "completed"
     assert r.counters.input_tokens_reported == r.counters.input_tokens_observed
+
+
+# ---------------------------------------------------------------- structured answers (a scenario's `output`)
+OUTPUT_TOOL = "StructuredOutput"
+VALID_TRIAGE = {"ticket_id": "T-1", "priority": "urgent", "policy_id": "POL-7"}
+
+
+def _output_requests(r) -> tuple[list[int | None], set[bool | None], list[list[str]]]:
+    return ([q.output_attempt for q in r.requests], {q.output_constrained for q in r.requests if q.output_attempt},
+            [q.tools_offered for q in r.requests])
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", ["output_invalid_then_valid", "output_check_rejects"])
+def test_the_cli_corrects_a_structured_answer_through_its_structured_output_tool(records, scenario, variant):
+    """output_format: the CLI offers its StructuredOutput tool (the only tool that is no scenario tool), not strict,
+    validates the answer itself (the enum; the check as the schema's pattern) and sends the model an error result:
+    the model's correction is the second answer, and the run completes in 3 requests."""
+    r = records[(scenario, variant)]
+    assert r.outcome == "completed" and r.verdict == "conforms"
+    attempts, constrained, offered = _output_requests(r)
+    assert attempts == [None, 1, 2]
+    assert constrained == {False}  # no strict tool, no output_format in the body: a real model could send the break
+    assert offered == [[OUTPUT_TOOL, "mcp__loopbench__get_ticket"]] * 3
+    assert r.counters.model_requests_observed == r.counters.model_requests_reported == 3
+    assert r.counters.structured_answers_observed == 2
+    assert r.counters.tool_executions_by_tool == {"get_ticket": 1}
+    s = r.native.signals
+    assert s.ended == "returned" and s.subtype == "success" and s.failure is None
+    assert s.final_output == VALID_TRIAGE and json.loads(s.final_text) == VALID_TRIAGE
+    assert r.native.settings["output"]["output_format"]["type"] == "json_schema"
+    assert r.native.mechanisms["structured_output"].startswith("ClaudeAgentOptions(output_format=")
+    assert ("output_check" in r.native.mechanisms) == (scenario == "output_check_rejects")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_never_valid_answer_is_stopped_by_max_turns_before_the_clis_own_cap(records, variant):
+    """Each correction is a turn: max_turns=4 stops the run at 4 requests (3 rejected answers), before the CLI's
+    MAX_STRUCTURED_OUTPUT_RETRIES (5, which alone stops it at 6 requests: probes/claude/structured.py never-valid)."""
+    r = records[("output_never_valid", variant)]
+    assert r.outcome == "limit_steps"
+    attempts, constrained, _ = _output_requests(r)
+    assert attempts == [None, 1, 2, 3] and constrained == {False}
+    assert r.counters.model_requests_observed == r.counters.model_requests_reported == 4
+    assert r.counters.structured_answers_observed == 3
+    s = r.native.signals
+    assert s.subtype == "error_max_turns" and s.limit == "steps" and s.exception_type == "ResultError"
+    assert s.final_output is None and s.failure is None
+    assert r.limits["max_model_calls"].native == "max_turns=4"
+    assert set(r.native.mechanisms) == {"structured_output", "output_check"}
+
+
+def test_the_check_is_a_pattern_in_the_output_format_schema_and_other_scenarios_get_none(tmp_path):
+    """The options the CLI gets: output_format's schema is the output's JSON schema with the check as a pattern on
+    its field; a scenario without `output` has no output_format (behaves as before)."""
+    pytest.importorskip("claude_agent_sdk")
+    from loopbench.adapters.claude_agent import ClaudeAgentAdapter, _remove_cwd, _Segment
+    from loopbench.harness.adapter import RunContext
+    from loopbench.harness.scenario import load_scenarios
+
+    scenarios = {s.id: s for s in load_scenarios()}
+    for sid in ("output_check_rejects", "output_invalid_then_valid", "support_draft_completes"):
+        ctx = RunContext(run_id="r", api_key="k", base_url="http://127.0.0.1:1", ledger_token="t",
+                         work_dir=tmp_path / sid, snapshot_dir=tmp_path / sid / "snap", task_dir=tmp_path / sid)
+        seg = _Segment()
+        options, settings, _, _ = ClaudeAgentAdapter()._options(scenarios[sid], ctx, seg, decisions={})
+        _remove_cwd(seg)
+        spec = scenarios[sid].output
+        if spec is None:
+            assert options.output_format is None and "output" not in settings
+            continue
+        schema = options.output_format["schema"]
+        assert options.output_format["type"] == "json_schema"
+        want = spec.json_schema()
+        if spec.check is not None:
+            want["properties"][spec.check.field]["pattern"] = spec.check.pattern
+        assert schema == want
+        assert "pattern" not in json.dumps(spec.json_schema())  # the scenario's own schema is left as it was
+
+
+def _output_segment(sdk, tmp_path, **result):
+    from loopbench.adapters.claude_agent import ClaudeAgentAdapter, _Segment
+    from loopbench.harness.adapter import RunContext
+    from loopbench.harness.scenario import load_scenarios
+
+    scenario = next(s for s in load_scenarios() if s.id == "output_never_valid")
+    ctx = RunContext(run_id="r", api_key="k", base_url="http://127.0.0.1:1", ledger_token="t", work_dir=tmp_path,
+                     snapshot_dir=tmp_path / "snap", task_dir=tmp_path)
+    seg = _Segment()
+    ClaudeAgentAdapter._observe(seg, _start(sdk, "msg_1"))
+    ClaudeAgentAdapter._observe(seg, _result(sdk, **result))
+    return ClaudeAgentAdapter()._segment(scenario, ctx, seg, {}, {}, [], at_pause=None)
+
+
+def test_the_clis_spent_structured_output_retries_are_a_model_failure(tmp_path):
+    """The ResultMessage the CLI ends with when MAX_STRUCTURED_OUTPUT_RETRIES runs out (shape recorded by
+    probes/claude/structured.py never-valid): a model failure, no structured answer; a success carries it."""
+    sdk = _sdk()
+    message = ("Failed to provide valid structured output after 5 attempts — last StructuredOutput error: Output does "
+               "not match required schema: /policy_id: must match pattern \"^POL-[0-9]+$\"")
+    spent = _output_segment(sdk, tmp_path / "a", subtype="error_max_structured_output_retries", is_error=True,
+                            terminal_reason="structured_output_retry_exhausted", errors=[message])
+    assert spent.signals.failure == "model" and spent.signals.limit is None
+    assert spent.signals.final_output is None and spent.signals.extra["errors"] == [message]
+    done = _output_segment(sdk, tmp_path / "b", result=json.dumps(VALID_TRIAGE), structured_output=VALID_TRIAGE)
+    assert done.signals.ended == "returned" and done.signals.failure is None
+    assert done.signals.final_output == VALID_TRIAGE
+    turns = _output_segment(sdk, tmp_path / "c", subtype="error_max_turns", is_error=True, terminal_reason="max_turns")
+    assert turns.signals.limit == "steps" and turns.signals.failure is None
