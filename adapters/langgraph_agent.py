@@ -132,6 +132,51 @@ Variants
   tokens). ChatOpenAI's stream_usage caveat (on by default only for OpenAI's own base URL) does not apply: the
   streamed idiom is the default's ChatAnthropic; `openai-compatible` is not streamed.
 
+- `tool-strategy`: `default`, but a structured answer is asked for with `response_format=ToolStrategy(<model>)`, the
+  documented tool-based strategy, with its defaults (handle_errors=True, langchain/agents/structured_output.py:235-253):
+  see "Structured answers". A scenario without `output` runs exactly as `default`.
+
+Structured answers (scenario `output`): the schema is a pydantic model, `output_model()`: `pydantic.create_model(
+<output name>, __doc__=<description>, __config__=ConfigDict(extra="forbid"))`, every field required (str, int, float,
+bool; an enum a Literal), the check an `AfterValidator` on its field raising `ValueError(<message>)`. The answer is
+reported as `final_output = <the model instance>.model_dump(mode="json")`; a scenario tool call count leaves out the
+calls to the answer's tool. Per idiom (probes/langgraph/structured_output.py):
+- create_agent idioms (`default`, `model-call-limit`, `stream-messages`, `openai-compatible`):
+  `create_agent(..., response_format=<model>)`, the docs' way. A raw schema is wrapped in AutoStrategy
+  (langchain/agents/factory.py:1066-1077), resolved at every model call (factory.py:1412-1422) by
+  `_supports_provider_strategy` (factory.py:581-626): ChatAnthropic's profile says structured_output, and for
+  ChatOpenAI (no profile for a Claude id) the model-name fallback list matches claude-sonnet-4-5 (factory.py:203), so
+  both get ProviderStrategy(strict=None): ChatAnthropic sends the schema as `output_config.format` (json_schema,
+  langchain_anthropic/chat_models.py:2015-2031; the scripted server counts that as a constrained answer and never
+  sends the schema-breaking one), ChatOpenAI as `response_format` json_schema with strict false and its tools strict
+  (langchain_openai/chat_models/base.py:2551-2556, 2605-2617; not constrained). The answer is parsed from the
+  response's text; a failure raises `StructuredOutputValidationError` out of the model node, no retry
+  (factory.py:1260-1272; `_handle_structured_output_error` retries only a ToolStrategy, factory.py:649-676). Measured:
+  invalid_then_valid completes in 2 requests on ChatAnthropic (constrained) and fails in 2 on ChatOpenAI;
+  check_rejects and never_valid fail in 2 on both: ended "raised", failure "model". The model node's writes are lost
+  with the exception, but the exception carries the rejected response (`ai_message`, structured_output.py:62-76),
+  so the segment's counts add it to the state's and stay known (2 responses, their usage).
+- `tool-strategy`: ToolStrategy adds the schema as a tool named after it and binds tool_choice "any"
+  (factory.py:1477-1483); a rejected answer is answered with a ToolMessage "Error: <error>\n Please fix your
+  mistakes." (factory.py:128, 1332-1343) and the edge goes back to the model (factory.py:2038-2041). There is no
+  retry budget of its own (22 requests for an answer valid at the 21st attempt, create_agent's recursion_limit
+  9999). A correction costs ONE superstep (model -> model) where the call limit's translation budgets L=2 per model
+  call, so 4 model calls (recursion_limit 7) let 6 requests through: never_valid ends with GraphRecursionError after
+  6 requests (5 answers), invalid_then_valid and check_rejects complete in 3. Measured too: langgraph checks the
+  limit before it sees that no task is left (langgraph/pregel/_loop.py:666-675), so a run whose last superstep is
+  the recursion_limit-th raises GraphRecursionError even when it has ended (a valid 5th answer on the 6th request:
+  raised, the answer only in the last streamed state): "N calls fit" holds for N calls run, not for a run that
+  finishes on its last allowed superstep.
+- `stategraph`: no create_agent. The LangGraph how-to "How to force tool-calling agent to structure output"
+  (docs/docs/how-tos/react-agent-structured-output.ipynb), Option 1 "bind output as tool": `llm.bind_tools([*tools,
+  <model>], tool_choice="any")`; when the turn is one call to the model's tool a `respond` node builds
+  `<model>(**args)` into the state's `final_response` and answers the call ("Here is your structured response"),
+  then END. (Its Option 2, a respond node calling `with_structured_output` on the last message alone, is a second
+  request without the conversation, which a conversation-keyed script cannot tell from an opening request.) The
+  how-to has no retry: the ValidationError propagates out of the graph (failure "model", mapped from the failed
+  `respond` task); the bound tool is not strict, so all three scenarios fail after 2 requests. The respond node is
+  one more superstep after the answering model call, which the call limit's formula does not budget.
+
 The caller's cancel (scenario `cancel`), every variant: the invocation (`graph.astream`) runs in an asyncio task
 beside the harness's cancel; when told, the adapter cancels that task, the way an async LangGraph caller stops a run
 (langgraph/pregel/_executor.py:130-135, 202-205: the node tasks in flight, submitted `__cancel_on_exit__`, are
@@ -188,13 +233,13 @@ from collections import deque
 from pathlib import Path
 from typing import Any, ClassVar
 
-from loopbench.adapters.kit import ToolDenied, ToolFailed, in_chain, raised_in_model_client
+from loopbench.adapters.kit import ToolDenied, ToolFailed, exception_chain, in_chain, raised_in_model_client
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, OPENAI_ID_PREFIX, neutral_id
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
-from loopbench.harness.scenario.model import MAIN_AGENT
+from loopbench.harness.scenario.model import MAIN_AGENT, OutputSpec
 
 CHECKPOINT_FILE = "checkpoints.sqlite"
 PAUSE_FILE = "pause.json"
@@ -230,6 +275,40 @@ def loop_shape(edges: list[tuple[str, str]]) -> tuple[int, int]:
         return seen[dst]
 
     return dist("__start__", MODEL_NODE), dist(MODEL_NODE, TOOLS_NODE) + dist(TOOLS_NODE, MODEL_NODE)
+
+
+RESPOND_NODE = "respond"  # stategraph's structured answer: the docs' respond node (Option 1)
+# the respond node's ToolMessage, the docs' text (react-agent-structured-output, Option 1)
+RESPOND_TEXT = "Here is your structured response"
+
+
+def output_model(spec: OutputSpec) -> type[Any]:
+    """The scenario's structured answer as the pydantic model LangChain's docs hand create_agent
+    (`response_format=Model`): `pydantic.create_model(<name>, ...)`, its docstring the description (the schema's
+    description), every field required (str / int / float / bool; an enum as a Literal), extra fields forbidden;
+    the check an `AfterValidator` on its field raising `ValueError(<message>)` when the pattern is not found."""
+    import re
+    from typing import Annotated, Literal
+
+    from pydantic import AfterValidator, ConfigDict, Field, create_model
+
+    kinds: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
+    fields: dict[str, Any] = {}
+    for name, field in spec.fields.items():
+        kind: Any = Literal[tuple(field.enum)] if field.enum is not None else kinds[field.type]
+        if spec.check is not None and spec.check.field == name:
+            pattern, message = spec.check.pattern, spec.check.message
+
+            def check(value: str, pattern: str = pattern, message: str = message) -> str:
+                if re.search(pattern, value) is None:
+                    raise ValueError(message)
+                return value
+
+            kind = Annotated[kind, AfterValidator(check)]
+        fields[name] = (kind, Field(description=field.description))
+    model: type[Any] = create_model(spec.name, __config__=ConfigDict(extra="forbid"), __doc__=spec.description,
+                                    **fields)
+    return model
 
 
 TOOL_CHOICE_MIDDLEWARE = ("@wrap_model_call middleware: request.override(tool_choice=...) for the call the turn "
@@ -367,7 +446,15 @@ class LangGraphAdapter(Adapter):
         "tool_choice_later": TOOL_CHOICE_MIDDLEWARE,
         "tool_error_recoverable": TOOL_ERROR_RAISED,
         "tool_error_fatal": TOOL_ERROR_RAISED,
+        "structured_output": "create_agent(response_format=<pydantic model>) (a raw schema: AutoStrategy), which picks "
+                             "ProviderStrategy for ChatAnthropic (its profile's structured_output): the schema as "
+                             "output_config.format (json_schema), the answer parsed from the response's text; "
+                             "state['structured_response']",
+        "output_check": "a pydantic AfterValidator on the field raising ValueError(message); ProviderStrategy raises "
+                        "StructuredOutputValidationError on a failed answer (no retry)",
     }
+    # what a rejected structured answer does in this idiom (for the segment's settings["output"])
+    output_strategy: ClassVar[str] = "AutoStrategy (the default for a raw schema)"
 
     @classmethod
     def warm(cls) -> None:
@@ -555,11 +642,44 @@ class LangGraphAdapter(Adapter):
         own = _own_tools(scenario, MAIN_AGENT, tools)
         children = self._delegations(scenario, llm, tools, ledger, settings)
         # system_prompt None without sub-agents (no scenario of those sets instructions): the graph as before
+        response_format = self._response_format(scenario, llm, [*own, *children], settings)
         graph = create_agent(llm, [*own, *children], system_prompt=scenario.instructions, middleware=middleware,
-                             checkpointer=checkpointer)
+                             checkpointer=checkpointer, response_format=response_format)
         settings.update(graph="langchain.agents.create_agent", middleware=[type(m).__name__ for m in middleware],
                         **mw_settings)
         return graph
+
+    def _response_format(self, scenario: Scenario, llm: Any, tools: list[Any], settings: dict[str, Any]) -> Any:
+        """create_agent's `response_format` (None without a structured answer: create_agent's default): the pydantic
+        model itself, which create_agent wraps in AutoStrategy (langchain/agents/factory.py:1066-1077) and resolves
+        at each model call (factory.py:1412-1422) through `_supports_provider_strategy` (factory.py:581-626)."""
+        if scenario.output is None:
+            return None
+        model = output_model(scenario.output)
+        settings["output"] = {"response_format": f"{scenario.output.name} (pydantic model, extra='forbid')",
+                              "strategy": self.output_strategy, **self._strategy_record(llm, tools),
+                              "check": (f"AfterValidator on {scenario.output.check.field}"
+                                        if scenario.output.check else None)}
+        return self._wrap_schema(model)
+
+    @staticmethod
+    def _wrap_schema(model: type[Any]) -> Any:
+        """The default idiom passes the schema as is (AutoStrategy)."""
+        return model
+
+    @staticmethod
+    def _strategy_record(llm: Any, tools: list[Any]) -> dict[str, Any]:
+        """What AutoStrategy resolves to for this model class, read with langchain's own (private) test, for the
+        record: ProviderStrategy (strict None: no `strict` on the format; no retry) or ToolStrategy (its defaults)."""
+        try:
+            from langchain.agents.factory import _supports_provider_strategy
+        except ImportError:
+            return {"resolves_to": "unknown (langchain's _supports_provider_strategy not found)"}
+        if _supports_provider_strategy(llm, tools=tools):
+            return {"resolves_to": "ProviderStrategy(strict=None)", "on_invalid_answer":
+                    "StructuredOutputValidationError raised (factory.py:1260-1272): no retry"}
+        return {"resolves_to": "ToolStrategy(handle_errors=True)", "on_invalid_answer":
+                "an error ToolMessage and the model called again (factory.py:1332-1343)"}
 
     # ------------------------------------------------------------------ sub-agents
     def _child_graph(self, scenario: Scenario, child: str, llm: Any, tools: list[Any], ledger: LedgerClient
@@ -750,11 +870,13 @@ class LangGraphAdapter(Adapter):
             before = len(getattr(state, "interrupts", ()) or ())
 
         steps: set[int] = set()
+        answer_tool = scenario.output.name if scenario.output is not None else None  # a structured answer's tool
         last_task: dict[str, Any] | None = None
         model_tasks: dict[str, bool] = {}  # task id -> finished without error
         running: dict[str, str] = {}  # task id -> node name: started, no result yet (in flight at a cancel)
         first_step: list[str] = []  # the nodes of the invocation's first superstep (what a continued thread re-ran)
         deny_jump = False
+        failed_nodes: list[str] = []  # the nodes whose task ended with an error, in order
         values: dict[str, Any] = {}
         message_chunks = 0  # the "messages" mode's (message chunk, metadata) items, when the idiom streams them
 
@@ -779,6 +901,8 @@ class LangGraphAdapter(Adapter):
                         last_task = payload
                         if payload.get("name") == MODEL_NODE:
                             model_tasks[payload.get("id", "")] = payload.get("error") is None
+                        if payload.get("error") is not None:
+                            failed_nodes.append(str(payload.get("name")))
                         result = payload.get("result")
                         if payload.get("name") == DENY_NODE and isinstance(result, dict) \
                                 and result.get("jump_to") == "end":
@@ -789,11 +913,18 @@ class LangGraphAdapter(Adapter):
         except CancelWaitFailed:
             raise
         except Exception as exc:  # the framework ended by raising: map the signal
-            counters = self._counters(values, prior_ids, steps)
-            if not all(model_tasks.values()):  # raised in a model call: what it sent is unknown
+            rejected = _rejected_answer(exc)
+            if rejected is not None:  # the model call's response, which its structured answer check rejected
+                kept = values.get("messages", [])
+                if all(getattr(m, "id", None) != rejected.id for m in kept):
+                    values = {**values, "messages": [*kept, rejected]}
+            counters = self._counters(values, prior_ids, steps, answer_tool)
+            failed_models = sum(1 for ok in model_tasks.values() if not ok)
+            if failed_models > (1 if rejected is not None else 0):  # raised in a model call: what it sent is unknown
                 counters = counters.model_copy(update={"model_requests_reported": None, "input_tokens_reported": None,
                                                        "output_tokens_reported": None})
-            signals = self._raised(exc, len(steps))
+            signals = self._raised(exc, len(steps), answer_rejected=rejected is not None
+                                   or (bool(failed_nodes) and failed_nodes[-1] == RESPOND_NODE))
             signals.extra.update(_tree_usage(tree_usage))
             return SegmentResult(signals=signals, counters=counters, **common), [], before
         resumed = {"first_step_tasks": first_step} if graph_input is None else {}
@@ -806,7 +937,7 @@ class LangGraphAdapter(Adapter):
                 values = kept.values or values
                 extra["next"] = list(kept.next)
             # the responses the state holds (their usage); a model request in flight produced none
-            counters = self._counters(values, prior_ids, steps)
+            counters = self._counters(values, prior_ids, steps, answer_tool)
             signals = NativeSignals(ended="cancelled", exception_type="CancelledError", extra=extra)
             return SegmentResult(signals=signals, counters=counters, **common), [], before
 
@@ -822,10 +953,10 @@ class LangGraphAdapter(Adapter):
                            "interrupt_kinds": sorted({k for _, k, _ in pending_groups}),
                            **self._streamed(message_chunks), **_tree_usage(tree_usage)},
                 )
-                counters = self._counters(values, prior_ids, steps)
+                counters = self._counters(values, prior_ids, steps, answer_tool)
                 return SegmentResult(signals=signals, counters=counters, **common), pending_groups, before
 
-        counters = self._counters(values, prior_ids, steps)
+        counters = self._counters(values, prior_ids, steps, answer_tool)
         handled = (last_task is not None and str(last_task.get("name", "")).endswith(LIMIT_MIDDLEWARE_SUFFIX)
                    and isinstance(last_task.get("result"), dict) and last_task["result"].get("jump_to") == "end")
         extra = {"supersteps": len(steps), **self._streamed(message_chunks), **_tree_usage(tree_usage), **resumed}
@@ -835,7 +966,8 @@ class LangGraphAdapter(Adapter):
             extra["deny_node"] = DENY_NODE
         messages = values.get("messages", [])
         final_text = _text(messages[-1]) if messages else None
-        signals = NativeSignals(ended="returned", final_text=final_text, limit="steps" if handled else None,
+        signals = NativeSignals(ended="returned", final_text=final_text, final_output=_final_output(values),
+                                limit="steps" if handled else None,
                                 limit_signal="handled" if handled else None, denied=deny_jump,
                                 finish_reason=_finish_reason(messages), extra=extra)
         return SegmentResult(signals=signals, counters=counters, **common), [], before
@@ -882,11 +1014,16 @@ class LangGraphAdapter(Adapter):
         return out
 
     @staticmethod
-    def _raised(exc: Exception, supersteps: int) -> NativeSignals:
+    def _raised(exc: Exception, supersteps: int, answer_rejected: bool = False) -> NativeSignals:
+        """The signals of a graph that raised. `answer_rejected`: the structured answer failed its validation (a
+        StructuredOutputError carrying the response, or the stategraph respond node's ValidationError): the model's
+        answer failed, failure="model"."""
         from langgraph.errors import GraphRecursionError
 
         base: dict[str, Any] = dict(ended="raised", exception_type=type(exc).__name__, exception_message=str(exc)[:500],
                     extra={"supersteps": supersteps})
+        if answer_rejected and not isinstance(exc, GraphRecursionError):
+            return NativeSignals(**base, failure="model")
         if isinstance(exc, GraphRecursionError):
             return NativeSignals(**base, limit="steps", limit_signal="raised")
         if type(exc).__name__ == "ModelCallLimitExceededError":
@@ -900,7 +1037,10 @@ class LangGraphAdapter(Adapter):
         return NativeSignals(**base, failure="other")
 
     @staticmethod
-    def _counters(values: dict[str, Any], prior_ids: set[str], steps: set[int]) -> ReportedCounters:
+    def _counters(values: dict[str, Any], prior_ids: set[str], steps: set[int], answer_tool: str | None = None
+                  ) -> ReportedCounters:
+        """The segment's counts from the state's messages. `answer_tool`: the structured answer's tool (ToolStrategy's,
+        the stategraph's bound model), whose calls are the answer, not tool calls requested."""
         from langchain_core.messages import AIMessage
 
         # a model response, not an AIMessage a middleware wrote (the deny hook's, the call limit's): the chat
@@ -913,7 +1053,7 @@ class LangGraphAdapter(Adapter):
         known = all(u is not None for u in usage)
         return ReportedCounters(
             model_requests_reported=len(produced),
-            tool_calls_requested=sum(len(m.tool_calls) for m in produced),
+            tool_calls_requested=sum(1 for m in produced for c in m.tool_calls if c.get("name") != answer_tool),
             runtime_steps=len(steps), runtime_step_unit="superstep",
             input_tokens_reported=sum(u.get("input_tokens", 0) for u in usage if u) if known else None,
             output_tokens_reported=sum(u.get("output_tokens", 0) for u in usage if u) if known else None,
@@ -945,6 +1085,32 @@ def _fresh_default_async_client() -> None:
     if cached is not None and hasattr(cached, "cache_clear"):
         cached.cache_clear()
     _cache_loop[:] = [weakref.ref(loop)]
+
+
+def _rejected_answer(exc: BaseException) -> Any:
+    """The response whose structured answer failed validation, when the graph raised for it: langchain's
+    StructuredOutputError (StructuredOutputValidationError, MultipleStructuredOutputsError) carries it as
+    `ai_message` (langchain/agents/structured_output.py:37-76); None otherwise."""
+    try:
+        from langchain.agents.structured_output import StructuredOutputError
+    except ImportError:
+        return None
+    for e in exception_chain(exc):
+        if isinstance(e, StructuredOutputError):
+            return getattr(e, "ai_message", None)
+    return None
+
+
+def _final_output(values: dict[str, Any]) -> dict[str, Any] | None:
+    """The structured answer the run returned, as JSON: create_agent's state["structured_response"], or the
+    stategraph's state["final_response"] (the docs' respond node); None when there is none."""
+    answer = values.get("structured_response")
+    if answer is None:
+        answer = values.get("final_response")
+    if answer is None:
+        return None
+    dumped = answer.model_dump(mode="json") if hasattr(answer, "model_dump") else answer
+    return dumped if isinstance(dumped, dict) else None
 
 
 def _model_error_types() -> tuple[type[BaseException], ...]:
@@ -1024,6 +1190,11 @@ class LangGraphStateGraph(LangGraphAdapter):
         "reject": "the interrupt is answered {'type': 'reject'}; the tool returns a cancellation text",
         "tool_choice_first": TOOL_CHOICE_NODE,
         "tool_choice_later": TOOL_CHOICE_NODE,
+        "structured_output": "the LangGraph how-to's 'bind output as tool' (react-agent-structured-output, Option 1): "
+                             "llm.bind_tools([*tools, <pydantic model>], tool_choice='any'); the one call to it "
+                             "routes to a respond node that builds Model(**args) into state['final_response']",
+        "output_check": "a pydantic AfterValidator on the field raising ValueError(message); the respond node's "
+                        "ValidationError propagates out of the graph (no retry)",
     }
     in_tool_gates = True
 
@@ -1040,6 +1211,16 @@ class LangGraphStateGraph(LangGraphAdapter):
         if any(spec.approval == "deny" for spec in scenario.tools.values()):
             settings["deny"] = ("the tool raises ToolDenied" if scenario.policy.deny == "stop"
                                 else "the tool returns a refusal text without running")
+        if scenario.output is not None:
+            settings["graph"] = (f"StateGraph(MessagesState + final_response): model (bind_tools([..., "
+                                 f"{scenario.output.name}], tool_choice='any')) -> ToolNode | respond -> END")
+            settings["output"] = {"response_format": f"{scenario.output.name} (pydantic model, extra='forbid') bound "
+                                                     "as a tool (bind_tools, strict not set)",
+                                  "strategy": "the how-to's Option 1: bind output as tool, a respond node",
+                                  "tool_choice": "any (the how-to's)",
+                                  "on_invalid_answer": "ValidationError out of the respond node: no retry",
+                                  "check": (f"AfterValidator on {scenario.output.check.field}"
+                                            if scenario.output.check else None)}
         return graph
 
     def _state_graph(self, scenario: Scenario, llm: Any, tools: list[Any], system_prompt: str | None, main: bool,
@@ -1050,9 +1231,12 @@ class LangGraphStateGraph(LangGraphAdapter):
         from langgraph.graph import END, START, MessagesState, StateGraph
         from langgraph.prebuilt import ToolNode, tools_condition
 
-        bound = llm.bind_tools(tools)
         prefix = self.call_id_prefix
         system = [SystemMessage(system_prompt)] if system_prompt else []
+        output = scenario.output if main else None
+        if output is not None:
+            return self._output_graph(scenario, output, llm, tools, system, checkpointer)
+        bound = llm.bind_tools(tools)
 
         async def call_model(state: MessagesState) -> dict[str, Any]:
             choice = _tool_choice_for(scenario, state["messages"], prefix) if main else None
@@ -1065,6 +1249,54 @@ class LangGraphStateGraph(LangGraphAdapter):
         builder.add_edge(START, MODEL_NODE)
         builder.add_conditional_edges(MODEL_NODE, tools_condition, {"tools": TOOLS_NODE, END: END})
         builder.add_edge(TOOLS_NODE, MODEL_NODE)
+        return builder.compile(checkpointer=checkpointer)
+
+    def _output_graph(self, scenario: Scenario, output: OutputSpec, llm: Any, tools: list[Any], system: list[Any],
+                      checkpointer: Any) -> Any:
+        """The main graph when the task ends with a structured answer: the LangGraph how-to "How to force
+        tool-calling agent to structure output" (docs/docs/how-tos/react-agent-structured-output.ipynb), Option 1,
+        "bind output as tool": the pydantic model is bound as one more tool with tool_choice="any"; when the
+        model's turn is the one call to it, a `respond` node builds the answer, `Model(**tool_call["args"])`, into
+        the state's `final_response` and answers the call with a ToolMessage, then END. A ValidationError there
+        (schema or check) propagates out of the graph: the how-to has no retry. Other tool calls -> ToolNode ->
+        model; a turn without calls ends the run (tools_condition's END)."""
+        from langgraph.graph import END, START, MessagesState, StateGraph
+        from langgraph.prebuilt import ToolNode
+
+        model_cls = output_model(output)
+        prefix = self.call_id_prefix
+        bound = llm.bind_tools([*tools, model_cls], tool_choice="any")
+
+        class OutputState(MessagesState):  # the how-to's AgentState: the messages and the structured answer
+            final_response: Any
+
+        async def call_model(state: dict[str, Any]) -> dict[str, Any]:
+            choice = _tool_choice_for(scenario, state["messages"], prefix)
+            model = (llm.bind_tools([*tools, model_cls], tool_choice=self._native_tool_choice(choice)) if choice
+                     else bound)
+            return {"messages": [await model.ainvoke([*system, *state["messages"]])]}
+
+        def respond(state: dict[str, Any]) -> dict[str, Any]:
+            call = state["messages"][-1].tool_calls[0]
+            answer = model_cls(**call["args"])
+            return {"final_response": answer,
+                    "messages": [{"type": "tool", "content": RESPOND_TEXT, "tool_call_id": call["id"]}]}
+
+        def should_continue(state: dict[str, Any]) -> str:
+            calls = list(getattr(state["messages"][-1], "tool_calls", None) or [])
+            if len(calls) == 1 and calls[0]["name"] == output.name:
+                return RESPOND_NODE
+            return TOOLS_NODE if calls else END
+
+        builder = StateGraph(OutputState)
+        builder.add_node(MODEL_NODE, call_model)
+        builder.add_node(TOOLS_NODE, ToolNode(tools))
+        builder.add_node(RESPOND_NODE, respond)
+        builder.add_edge(START, MODEL_NODE)
+        builder.add_conditional_edges(MODEL_NODE, should_continue,
+                                      {TOOLS_NODE: TOOLS_NODE, RESPOND_NODE: RESPOND_NODE, END: END})
+        builder.add_edge(TOOLS_NODE, MODEL_NODE)
+        builder.add_edge(RESPOND_NODE, END)
         return builder.compile(checkpointer=checkpointer)
 
     def _child_graph(self, scenario: Scenario, child: str, llm: Any, tools: list[Any], ledger: LedgerClient
@@ -1101,6 +1333,14 @@ class LangGraphOpenAICompatible(LangGraphAdapter):
     model_class = "langchain_openai.ChatOpenAI"
     model_provider = "anthropic"  # it still sends the scenario's Claude model, over the OpenAI protocol
     call_id_prefix = OPENAI_ID_PREFIX
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **LangGraphAdapter.mechanism_table,
+        "structured_output": "create_agent(response_format=<pydantic model>) (AutoStrategy), which picks "
+                             "ProviderStrategy for ChatOpenAI by the model name (no profile for a Claude id: "
+                             "langchain's fallback list, factory.py:203): response_format json_schema with strict "
+                             "false (langchain_openai bind_tools), the tools strict; the answer parsed from the text",
+        "output_check": LangGraphAdapter.mechanism_table["output_check"],
+    }
 
     def _llm(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, dict[str, Any]]:
         """ChatOpenAI pointed at an OpenAI-compatible endpoint (the openai client adds only the path after /v1)."""
@@ -1132,6 +1372,34 @@ class LangGraphStreamMessages(LangGraphAdapter):
     }
 
 
+class LangGraphToolStrategy(LangGraphAdapter):
+    variant = "tool-strategy"
+    about = ("the default with response_format=ToolStrategy(<pydantic model>) (its default handle_errors=True): the "
+             "structured answer as a tool call, a rejected one sent back as an error ToolMessage for a correction")
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **LangGraphAdapter.mechanism_table,
+        "structured_output": "create_agent(response_format=ToolStrategy(<pydantic model>)): the schema as one more "
+                             "tool named after it, bound with tool_choice 'any' (factory.py:1478); the answer is that "
+                             "tool call's args, state['structured_response']",
+        "output_check": "a pydantic AfterValidator on the field raising ValueError(message); ToolStrategy's default "
+                        "handle_errors=True answers the call with 'Error: <error>\n Please fix your mistakes.' and "
+                        "the model is called again (factory.py:1332-1343, 649-676): no retry cap of its own",
+    }
+    output_strategy = "ToolStrategy (handle_errors=True, its default)"
+
+    @staticmethod
+    def _wrap_schema(model: type[Any]) -> Any:
+        from langchain.agents.structured_output import ToolStrategy
+
+        return ToolStrategy(model)
+
+    @staticmethod
+    def _strategy_record(llm: Any, tools: list[Any]) -> dict[str, Any]:
+        return {"resolves_to": "ToolStrategy(handle_errors=True) (explicit)", "tool_choice": "any",
+                "on_invalid_answer": "an error ToolMessage and the model called again (factory.py:1332-1343), "
+                                     "bounded only by the step limit"}
+
+
 # the framework's other idioms, in the order runs and reports show them
 LangGraphAdapter.variant_classes = (LangGraphStateGraph, LangGraphModelCallLimit, LangGraphOpenAICompatible,
-                                    LangGraphStreamMessages)
+                                    LangGraphStreamMessages, LangGraphToolStrategy)

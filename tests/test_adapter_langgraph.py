@@ -18,16 +18,18 @@ from tests.suite_helpers import run_framework
 
 SUITE_FRAMEWORKS = ("langgraph",)  # run alone, the suite run is this framework's only
 
-VARIANTS = ("default", "stategraph", "model-call-limit", "openai-compatible", "stream-messages")
+VARIANTS = ("default", "stategraph", "model-call-limit", "openai-compatible", "stream-messages", "tool-strategy")
 # the variants that build create_agent
-CREATE_AGENT = ("default", "model-call-limit", "openai-compatible", "stream-messages")
-RECURSION_LIMIT = ("default", "stategraph", "openai-compatible", "stream-messages")  # the variants that limit calls so
+CREATE_AGENT = ("default", "model-call-limit", "openai-compatible", "stream-messages", "tool-strategy")
+# the variants that limit calls so
+RECURSION_LIMIT = ("default", "stategraph", "openai-compatible", "stream-messages", "tool-strategy")
 # each variant's model class and the wire protocol the server saw it speak
 ROUTE = {"default": ("langchain_anthropic.ChatAnthropic", "anthropic_messages"),
          "stategraph": ("langchain_anthropic.ChatAnthropic", "anthropic_messages"),
          "model-call-limit": ("langchain_anthropic.ChatAnthropic", "anthropic_messages"),
          "openai-compatible": ("langchain_openai.ChatOpenAI", "openai_chat"),
-         "stream-messages": ("langchain_anthropic.ChatAnthropic", "anthropic_messages")}
+         "stream-messages": ("langchain_anthropic.ChatAnthropic", "anthropic_messages"),
+         "tool-strategy": ("langchain_anthropic.ChatAnthropic", "anthropic_messages")}
 
 
 @pytest.fixture(scope="module")
@@ -459,3 +461,127 @@ def test_the_resume_after_a_cancel_reruns_the_interrupted_tools_superstep(record
     assert (r.outcome, r.counters.resumes) == ("completed", 1)
     # per segment: the resume reports its own response only (the checkpoint's earlier ones are excluded)
     assert [s.counters.model_requests_reported for s in r.segments] == [2, 1]
+
+
+# ---- structured answers (scenario `output`): create_agent(response_format=<pydantic model>) -> AutoStrategy ->
+# ProviderStrategy for both model classes (no retry); `tool-strategy` ToolStrategy (a correction per rejection, no
+# budget of its own); `stategraph` the how-to's "bind output as tool" + respond node (no retry)
+# (probes/langgraph/structured_output.py)
+VALID = {"ticket_id": "T-1", "priority": "urgent", "policy_id": "POL-7"}
+OUTPUT_SCENARIOS = ("output_invalid_then_valid", "output_check_rejects", "output_never_valid")
+_PROVIDER_ANTHROPIC = {  # output_config.format: a constrained answer, the schema-breaking attempt never served
+    "output_invalid_then_valid": ("completed", [None, 1], True, None),
+    "output_check_rejects": ("failed", [None, 1], True, "StructuredOutputValidationError"),
+    "output_never_valid": ("failed", [None, 1], True, "StructuredOutputValidationError"),
+}
+# variant -> scenario -> (outcome, output_attempt per request, the answers constrained, exception type)
+OUTPUT_TRUTH: dict[str, dict[str, tuple[str, list[int | None], bool, str | None]]] = {
+    "default": _PROVIDER_ANTHROPIC, "model-call-limit": _PROVIDER_ANTHROPIC, "stream-messages": _PROVIDER_ANTHROPIC,
+    # response_format json_schema strict false: the broken answer is served, and rejected
+    "openai-compatible": {s: ("failed", [None, 1], False, "StructuredOutputValidationError") for s in OUTPUT_SCENARIOS},
+    "stategraph": {s: ("failed", [None, 1], False, "ValidationError") for s in OUTPUT_SCENARIOS},
+    "tool-strategy": {
+        "output_invalid_then_valid": ("completed", [None, 1, 2], False, None),
+        "output_check_rejects": ("completed", [None, 1, 2], False, None),
+        # a correction is one model->model superstep: recursion_limit 7 (4 calls) lets 5 answers through
+        "output_never_valid": ("limit_steps", [None, 1, 2, 3, 4, 5], False, "GraphRecursionError"),
+    },
+}
+
+
+def test_the_output_truth_covers_every_variant():
+    assert set(OUTPUT_TRUTH) == set(VARIANTS)
+
+
+def test_the_output_model_is_the_schema_with_the_check_as_its_validator():
+    """pydantic.create_model: every field required, nothing else allowed, the enum a Literal, and the check an
+    AfterValidator raising the scenario's message (the JSON schema holds no check)."""
+    import pydantic
+
+    from loopbench.adapters.langgraph_agent import output_model
+
+    spec = next(s for s in load_scenarios() if s.id == "output_check_rejects").output
+    model = output_model(spec)
+    schema = model.model_json_schema()
+    assert (schema["title"], schema["description"], schema["additionalProperties"]) == (
+        "TicketTriage", spec.description, False)
+    assert schema["required"] == list(spec.fields) and schema["properties"]["priority"]["enum"] == [
+        "low", "normal", "urgent"]
+    assert "pattern" not in schema["properties"]["policy_id"]
+    assert model(**VALID).model_dump(mode="json") == VALID
+    for bad, words in (({**VALID, "policy_id": "the refund policy"}, spec.check.message),
+                       ({**VALID, "priority": "asap"}, "priority"), ({**VALID, "extra": 1}, "extra")):
+        with pytest.raises(pydantic.ValidationError, match=words):
+            model(**bad)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", OUTPUT_SCENARIOS)
+def test_structured_answers_what_each_idiom_does_with_an_invalid_one(records, variant, scenario):
+    outcome, attempts, constrained, exception = OUTPUT_TRUTH[variant][scenario]
+    r = records[(scenario, variant)]
+    signals, c = r.native.signals, r.counters
+    assert r.outcome == outcome
+    assert [q.output_attempt for q in r.requests] == attempts
+    assert [q.output_constrained for q in r.requests[1:]] == [constrained] * (len(attempts) - 1)
+    assert c.model_requests_observed == len(attempts)
+    assert c.structured_answers_observed == len(attempts) - 1
+    assert c.tool_executions_by_tool == {"get_ticket": 1}
+    assert signals.exception_type == exception
+    # every response is reported, the rejected one too (it rides on StructuredOutputValidationError: ai_message)
+    assert c.model_requests_reported == c.model_requests_observed
+    assert c.input_tokens_reported == c.input_tokens_observed and c.output_tokens_reported == c.output_tokens_observed
+    # the answer's tool calls are the answer, not tool calls requested: get_ticket's one
+    assert r.segments[-1].counters.tool_calls_requested == 1
+    if outcome == "completed":
+        assert signals.ended == "returned" and signals.final_output == VALID
+    elif outcome == "failed":  # the answer failed validation: the model's failure, no answer returned
+        assert (signals.ended, signals.failure, signals.final_output) == ("raised", "model", None)
+    else:
+        assert (signals.limit, signals.limit_signal, signals.final_output) == ("steps", "raised", None)
+    assert set(r.native.mechanisms) == ({"structured_output", "output_check"} if scenario != "output_invalid_then_valid"
+                                        else {"structured_output"})
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_output_settings_say_the_strategy_and_what_a_rejection_does(records, variant):
+    output = records[("output_check_rejects", variant)].native.settings["output"]
+    assert output["check"] == "AfterValidator on policy_id"
+    if variant == "stategraph":
+        assert output["tool_choice"] == "any (the how-to's)"
+        assert "no retry" in output["on_invalid_answer"]
+    elif variant == "tool-strategy":
+        assert output["resolves_to"].startswith("ToolStrategy(handle_errors=True)")
+    else:  # AutoStrategy resolved as langchain resolves it, for ChatAnthropic and ChatOpenAI alike
+        assert output["resolves_to"] == "ProviderStrategy(strict=None)" and "no retry" in output["on_invalid_answer"]
+    mechanism = records[("output_check_rejects", variant)].native.mechanisms["structured_output"]
+    assert ("ToolStrategy" in mechanism) == (variant == "tool-strategy")
+    assert ("respond node" in mechanism) == (variant == "stategraph")
+
+
+def test_tool_strategy_corrections_pass_the_call_limit(records):
+    """Each rejected answer goes back as an error ToolMessage (the next request carries the answer's call with no
+    receipt) and costs one model->model superstep, while the translation budgets two per call: 6 requests under a
+    4-call limit, every allowed superstep run, then GraphRecursionError."""
+    r = records[("output_never_valid", "tool-strategy")]
+    translation = r.limits["max_model_calls"]
+    assert (translation.neutral, translation.native) == (4, "recursion_limit=7")
+    assert r.counters.runtime_steps == 7 and r.counters.model_requests_observed == 6 > translation.neutral
+    assert [len(q.tool_results) for q in r.requests] == [0, 1, 2, 3, 4, 5]
+    assert r.requests[-1].tool_results[-1].call_id == "out_triage_4"
+    assert "model_requests_observed" in [d.name for d in r.deviations]
+    # without a structured answer the variant is the default: the same cells
+    for scenario in ("support_draft_completes", "runaway_step_limit", "denied_action"):
+        mine, default = records[(scenario, "tool-strategy")], records[(scenario, "default")]
+        assert (mine.outcome, mine.counters.model_requests_observed) == (
+            default.outcome, default.counters.model_requests_observed), scenario
+        assert "output" not in mine.native.settings
+
+
+def test_the_stategraph_answer_fails_in_its_respond_node(records):
+    """The how-to's respond node builds Model(**args): one more superstep after the answering call, and its
+    ValidationError (a schema break or the check) ends the run."""
+    for scenario in OUTPUT_SCENARIOS:
+        r = records[(scenario, "stategraph")]
+        assert r.counters.runtime_steps == 4  # model, tools, model, respond
+        assert r.requests[-1].tools_offered == ["get_ticket", "TicketTriage"] and r.requests[-1].tool_choice == "required"
