@@ -65,6 +65,29 @@ Translation of the neutral scenario into native controls (the `default` variant 
   idioms hand the model the aborted lookup as an error result, so it is not run again (lookup_policy 1) and the
   model answers that error (the scripted model classifies it from the ledger, which finishes the abandoned call
   5 s later: completed or script_error depending on when the resume's request comes).
+- structured answers (a scenario's `output`; a request without one is sent as before): the SDK's documented
+  structured output with tools (ai/docs/03-ai-sdk-core/10-generating-structured-data.mdx; docs/09-troubleshooting/
+  14-tool-calling-with-structured-outputs.mdx), `output: Output.object({schema, name, description})` on
+  generateText / streamText / the ToolLoopAgent's settings; the schema a zod `z.strictObject` of the fields (an enum
+  as `z.enum`), the check a `.refine(fn, {message})` on its field (adapters/node/protocol.mjs `outputZod`); the answer
+  is `result.output` (final_output), its JSON text final_text. Output.object hands the provider `responseFormat
+  {type: 'json', schema}` (ai/src/generate-text/output.ts:140-156): @ai-sdk/anthropic's default structuredOutputMode
+  'auto' sends native `output_config.format {type: 'json_schema'}` for claude-sonnet-4-5, whose catalog entry has
+  native structured output (@ai-sdk/anthropic/src/anthropic-language-model.ts:605-658, 985-1010;
+  anthropic-model-catalog.ts:215-223; else it would be a forced 'json' tool), and @ai-sdk/openai's chat model
+  `response_format {type: 'json_schema', json_schema: {strict: true}}` (`strictJsonSchema ?? true`:
+  src/chat/openai-chat-language-model.ts:213, 250-262): on both routes the server treats the answer as constrained
+  and never sends one that breaks the schema. The final step's text is parsed with the zod schema; one that fails
+  throws `NoObjectGeneratedError` ("response did not match schema", its cause the zod issue: output.ts:165-191),
+  thrown by generateText (generate-text.ts:1798-1819) and by streamText's `output` promise when read
+  (stream-text.ts:3846-3866: the fullStream ends normally, no error part, onError not called). The SDK has no retry
+  or repair for it (no option re-asks the model): measured on every variant, output_check_rejects and
+  output_never_valid end raised (failure="model") after 2 requests, the read and one answer, the correction never
+  asked; output_invalid_then_valid completes in 2 (the strict schema kept the broken answer from coming)
+  (adapters/vercel/probes/output_invalid.mjs, against the raw SDK). When the run returned but reading
+  `result.output` throws (generateText's NoOutputGeneratedError after a tool step a stop condition ended; streamText's
+  NoObjectGeneratedError), the driver reports it as `output_error`: raised (failure="model") when the loop ended on
+  the model's answer, else kept in `extra.output_error` beside the inferred limit;
 Variants (each a request field of the driver's, never a branch on a scenario):
 - `tool-loop-agent`: `new ToolLoopAgent({...}).generate()` with the same translation and model, so the agent's own
   defaults (its default stop condition) apply wherever the scenario sets nothing;
@@ -86,7 +109,8 @@ Variants (each a request field of the driver's, never a branch on a scenario):
 
 Signal mapping (no scenario knowledge):
 - thrown: model/API errors (APICallError, RetryError, NoSuchToolError, InvalidToolInputError,
-  ToolChoiceViolationError...) -> failure="model"; a `TimeoutError` with a `timeout` set -> limit="deadline"
+  ToolChoiceViolationError...) and a structured answer that failed (NoObjectGeneratedError, NoOutputGeneratedError)
+  -> failure="model"; a `TimeoutError` with a `timeout` set -> limit="deadline"
   (raised); anything else -> failure="other";
 - approval requests left in the last step -> ended="paused" with the pending calls;
 - a deny stop has no flag: the SDK returns normally with `finishReason: 'tool-calls'`. The adapter infers
@@ -128,9 +152,9 @@ from typing import Any, ClassVar, Literal
 from loopbench.adapters.node.adapter import NodeAdapter
 from loopbench.adapters.node.driver import Reply
 from loopbench.adapters.node.home import NodeHome
-from loopbench.adapters.node.protocol import Hello, SegmentAnswer, SegmentRequest, SubagentRun, Wire
+from loopbench.adapters.node.protocol import Hello, SegmentAnswer, SegmentRequest, SubagentRun, Thrown, Wire
 from loopbench.harness.adapter import Capabilities, Intent, NodeProject, RunContext
-from loopbench.harness.record import LimitTranslation, ReportedCounters, SegmentResult
+from loopbench.harness.record import LimitTranslation, NativeSignals, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
 MIN_AI = (7,)
@@ -189,6 +213,8 @@ class VercelAnswer(SegmentAnswer):
     warnings: list[SdkWarning]
     raw_finish_reason: str | None = None
     subagent_runs: list[VercelSubagentRun] = []  # each child run a delegation tool finished, as its own result said
+    # a request with `output`: what reading `result.output` threw when the run itself returned (None: it gave one)
+    output_error: Thrown | None = None
 
 
 def _step_limit_of(text: str | None) -> int | None:
@@ -242,6 +268,33 @@ def _cancel_mechanisms(api: str) -> dict[Intent, str]:
     return {"cancel": CANCEL[api], "resume_after_cancel": RESUME_AFTER_CANCEL[api]}
 
 
+# the structured answer (the driver's words: adapters/vercel/driver.mjs OUTPUT_CALL, OUTPUT_WIRE)
+_OUTPUT_CALL = {
+    "generateText": "generateText({..., output: Output.object({schema, name, description})}) -> result.output",
+    "ToolLoopAgent": ("new ToolLoopAgent({..., output: Output.object({schema, name, description})}).generate() -> "
+                      "result.output"),
+    "streamText": ("streamText({..., output: Output.object({schema, name, description})}), fullStream read, then "
+                   "await result.output"),
+    "ToolLoopAgent.stream": ("new ToolLoopAgent({..., output: Output.object({schema, name, description})}).stream(), "
+                             "fullStream read, then await result.output"),
+}
+_OUTPUT_WIRE = {
+    "anthropic": "@ai-sdk/anthropic's structuredOutputMode 'auto' (output_config.format json_schema, or a 'json' tool)",
+    "openai-chat": "@ai-sdk/openai's response_format json_schema, strict (strictJsonSchema default true)",
+}
+# what the SDK throws when the model's structured answer fails (ai/src/error/no-object-generated-error.ts,
+# no-output-generated-error.ts): the model's failure, whatever its cause chain says
+OUTPUT_ERRORS = frozenset({"AI_NoObjectGeneratedError", "NoObjectGeneratedError", "AI_NoOutputGeneratedError"})
+OUTPUT_CHECK = ("a zod .refine(v => pattern.test(v), {message}) on the field, applied by Output.object's parse "
+                "(safeValidateTypes) after the answer: NoObjectGeneratedError, no retry")
+
+
+def _output_mechanisms(api: str, provider: str) -> dict[Intent, str]:
+    return {"structured_output": f"{_OUTPUT_CALL[api]}, the schema a zod z.strictObject; {_OUTPUT_WIRE[provider]}; "
+                                 "no retry: an answer failing it throws NoObjectGeneratedError",
+            "output_check": OUTPUT_CHECK}
+
+
 # how a stop that returns normally is read (every variant)
 STOP_NOTES = ("a step limit returns normally with finishReason 'tool-calls': the adapter infers it",
               "a deny stop (hasToolCall) returns normally too: the adapter infers it from the denied call")
@@ -286,6 +339,7 @@ class VercelAIAdapter(NodeAdapter):
     # tools named (adapters/vercel/driver.mjs; tests/test_adapter_contract.py checks that the two agree)
     mechanism_table = {
         **_cancel_mechanisms("generateText"),
+        **_output_mechanisms("generateText", "anthropic"),
         "delegate": DELEGATE_GENERATE_TEXT,
         "deny_stop": "toolApproval: {<denied tool>: fn} returning {type: 'denied'} + stopWhen: [..., "
                      "hasToolCall(<denied tool>)] (the loop ends after the step with the denied call)",
@@ -317,6 +371,13 @@ class VercelAIAdapter(NodeAdapter):
 
     def _request_fields(self, scenario: Scenario, ctx: RunContext) -> dict[str, Any]:
         return {"api": self.driver_api, "provider": self.driver_provider}
+
+    def _raised(self, thrown: Thrown, deadline_set: bool, extra: dict[str, Any]) -> NativeSignals:
+        signals = super()._raised(thrown, deadline_set, extra)
+        names = {c.name for c in thrown.chain()} | {c.constructor for c in thrown.chain() if c.constructor}
+        if signals.failure == "other" and names & OUTPUT_ERRORS:
+            return signals.model_copy(update={"failure": "model"})  # the model's answer failed its schema
+        return signals
 
     def _deny_evidence(self, tools: str, stop_tools: str) -> str:
         return f"with a denied approval for {tools} named in stopWhen hasToolCall({stop_tools})"
@@ -392,6 +453,19 @@ class VercelAIAdapter(NodeAdapter):
         last = a.last_step
         could_go_on = (last is not None and last.finish_reason == "tool-calls" and last.tool_calls > 0
                        and last.tool_outputs == last.tool_calls)
+        if a.output_error is not None:
+            extra["output_error"] = a.output_error.wire()
+            if not could_go_on:
+                # the loop ended on the model's answer and reading `result.output` threw: the structured answer
+                # failed (streamText parses it when read: NoObjectGeneratedError), as generateText throws it itself
+                signals = self._raised(a.output_error, lim.deadline_s is not None, extra)
+                notes.append(f"the run returned, and reading result.output threw {a.output_error.name}: mapped as "
+                             "raised")
+                return SegmentResult(signals=signals.model_copy(update={"finish_reason": a.finish_reason,
+                                                                        "final_text": a.text or None}),
+                                     notes=notes, **common)
+            # a stop condition ended the loop on a tool step: the limit is what ended it (inferred below); the
+            # output the SDK could not give is kept in extra
         return self._returned(a, extra, notes, common, could_go_on=could_go_on, steps_ran=a.step_count,
                               step_limit=step_limit, limit_native=str(limits["max_model_calls"].native))
 
@@ -402,7 +476,7 @@ class VercelToolLoopAgent(VercelAIAdapter):
     default_stop_key = "ToolLoopAgent_stopWhen"
     driver_api = "ToolLoopAgent"
     mechanism_table = {**VercelAIAdapter.mechanism_table, "delegate": DELEGATE_TOOL_LOOP_AGENT,
-                       **_cancel_mechanisms("ToolLoopAgent")}
+                       **_cancel_mechanisms("ToolLoopAgent"), **_output_mechanisms("ToolLoopAgent", "anthropic")}
 
 
 class VercelStreamText(VercelAIAdapter):
@@ -412,7 +486,8 @@ class VercelStreamText(VercelAIAdapter):
     default_stop_key = "streamText_stopWhen"
     driver_api = "streamText"
     capabilities = VercelAIAdapter.capabilities.model_copy(update={"stream_of": "default"})
-    mechanism_table = {**VercelAIAdapter.mechanism_table, **_cancel_mechanisms("streamText")}
+    mechanism_table = {**VercelAIAdapter.mechanism_table, **_cancel_mechanisms("streamText"),
+                       **_output_mechanisms("streamText", "anthropic")}
 
 
 class VercelToolLoopAgentStream(VercelAIAdapter):
@@ -422,7 +497,8 @@ class VercelToolLoopAgentStream(VercelAIAdapter):
     driver_api = "ToolLoopAgent.stream"
     capabilities = VercelAIAdapter.capabilities.model_copy(update={"stream_of": "tool-loop-agent"})
     mechanism_table = {**VercelAIAdapter.mechanism_table, "delegate": DELEGATE_TOOL_LOOP_AGENT,
-                       **_cancel_mechanisms("ToolLoopAgent.stream")}
+                       **_cancel_mechanisms("ToolLoopAgent.stream"),
+                       **_output_mechanisms("ToolLoopAgent.stream", "anthropic")}
 
 
 class VercelOpenAICompatible(VercelAIAdapter):
@@ -431,6 +507,7 @@ class VercelOpenAICompatible(VercelAIAdapter):
              "OpenAI-compatible endpoint")
     model_class = "@ai-sdk/openai createOpenAI(...).chat (an OpenAI-compatible endpoint)"
     driver_provider = "openai-chat"
+    mechanism_table = {**VercelAIAdapter.mechanism_table, **_output_mechanisms("generateText", "openai-chat")}
     capabilities = VercelAIAdapter.capabilities.model_copy(update={"notes": (
         *STOP_NOTES,
         "retries: maxRetries 2 (2 s, then 4 s): the OpenAI-style 429 carries no retry hint; x-should-retry is not "

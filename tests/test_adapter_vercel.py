@@ -9,6 +9,7 @@ facts every framework shares are in test_ground_truth.py.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import statistics
@@ -96,10 +97,11 @@ def test_in_a_streaming_variant_only_the_parent_streams(records, variant):
 @pytest.mark.parametrize(("variant", "of"), STREAMED.items())
 def test_a_streamed_loop_is_the_loop_it_streams_but_for_a_timeout_in_a_tool(records, variant, of):
     """streamText / ToolLoopAgent.stream read to the end end every scenario as generateText / generate do, with the
-    same requests, tool runs and reported counts, but for two things measured: a timeout that passes while a tool
+    same requests, tool runs and reported counts, but for three things measured: a timeout that passes while a tool
     runs (the main agent's, or a sub-agent's inside a delegation, before or after a resume) leaves the stream no
     step to report (adapters/vercel/probes/stream_timeout_in_tool.mjs), and so does a cancel there
-    (probes/abort_in_tool.mjs); and a broken wire meets a stream where generateText reads a whole body."""
+    (probes/abort_in_tool.mjs); a broken wire meets a stream where generateText reads a whole body; and a rejected
+    structured answer leaves the stream its text (adapters/vercel/probes/output_invalid.mjs)."""
     from loopbench.reports.cells import cells
     from loopbench.reports.streaming import differences
 
@@ -126,12 +128,17 @@ def test_a_streamed_loop_is_the_loop_it_streams_but_for_a_timeout_in_a_tool(reco
     # a deadline that passes in a tool after a resume: as before one, the stream has no step to report
     after_resume = ["requests reported: 3 → null", "input tokens reported: 3000 → null",
                     "output tokens reported: 300 → null"]
+    # a structured answer its refinement rejects: generateText throws and gives nothing else, the stream ends
+    # normally (its text the rejected answer's JSON) and its `output` rejects: the same failure, with a text
+    rejected_answer = ["final text: none → 76 chars"]
     assert {sid: d for sid, d in differ.items() if d} == {"deadline_slow_tool": cut_in_a_tool,
                                                          "subagent_deadline": cut_in_a_tool,
                                                          "cancel_during_tool": cut_in_a_tool,
                                                          "resume_then_deadline": after_resume,
                                                          "wire_cut_response": cut_wire,
-                                                         "wire_malformed_body": broken_event}
+                                                         "wire_malformed_body": broken_event,
+                                                         "output_check_rejects": rejected_answer,
+                                                         "output_never_valid": rejected_answer}
     cut = records[("deadline_slow_tool", variant)]
     assert cut.outcome == "limit_deadline" and cut.native.signals.exception_type == "TimeoutError"
     assert cut.counters.model_requests_observed == 1 and cut.counters.runtime_steps == 0
@@ -572,3 +579,72 @@ def test_a_resume_after_the_cancel_continues_from_the_steps_kept_without_posting
     else:
         assert first == {"post_1", "policy_1"} and r.counters.tool_executions_by_tool["lookup_policy"] == 2
         assert resumed[0].served_turn == "lookup_again" and r.outcome == "completed"
+
+
+# ------------------------------------------------------------------ structured answers (a scenario's `output`)
+OUTPUT_SCENARIOS = ("output_invalid_then_valid", "output_check_rejects", "output_never_valid")
+TRIAGE = {"ticket_id": "T-1", "priority": "urgent", "policy_id": "POL-7"}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", OUTPUT_SCENARIOS)
+def test_the_answer_schema_goes_as_output_object_with_the_providers_strict_format(records, scenario, variant):
+    """Output.object with a zod schema: both providers constrain the answer to it (@ai-sdk/anthropic's native
+    output_config.format, @ai-sdk/openai's strict response_format), so the server sends no output tool and treats
+    the answer as constrained; the check is a zod refinement in no schema the provider sees."""
+    r = records[(scenario, variant)]
+    answers = [q for q in r.requests if q.output_attempt is not None]
+    assert answers and all(q.output_constrained is True for q in answers), scenario
+    assert all(q.tools_offered == ["get_ticket"] for q in r.requests)  # no output tool
+    output = r.native.settings["output"]
+    assert output["api"].startswith(("generateText({", "streamText({", "new ToolLoopAgent({"))
+    assert "Output.object({schema, name, description})" in output["api"]
+    assert output["schema"].startswith("z.strictObject({") and 'z.enum(["low","normal","urgent"])' in output["schema"]
+    assert output["retries"].startswith("none")
+    table = adapter_class("vercel-ai", variant).mechanism_table
+    assert r.native.mechanisms["structured_output"] == table["structured_output"]
+    # the record keeps the intents the scenario states: output_check only where the scenario has a check
+    assert r.native.mechanisms.get("output_check") == (table["output_check"] if scenario != "output_invalid_then_valid"
+                                                       else None)
+    has_check = scenario != "output_invalid_then_valid"
+    assert (output["check"] != "none") is has_check and (".refine(" in output["check"]) is has_check
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_broken_answer_is_never_sent_under_the_strict_format(records, variant):
+    """The strict format rules out the enum-breaking first object: the valid one is served on the first ask, and
+    the run completes in 2 requests with the validated object as final_output and its JSON as the text."""
+    r = records[("output_invalid_then_valid", variant)]
+    assert r.outcome == "completed", r.error_reason
+    assert r.counters.model_requests_observed == 2 and r.counters.structured_answers_observed == 1
+    assert [q.output_attempt for q in r.requests] == [None, 1]
+    signals = r.native.signals
+    assert signals.ended == "returned" and signals.final_output == TRIAGE
+    assert signals.final_text is not None and json.loads(signals.final_text) == TRIAGE
+    assert r.counters.model_requests_reported == 2 and r.counters.tool_executions_by_tool["get_ticket"] == 1
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", ["output_check_rejects", "output_never_valid"])
+def test_an_answer_the_refinement_rejects_throws_with_no_correction(records, scenario, variant):
+    """No retry in the SDK: the first answer failing the zod refinement throws NoObjectGeneratedError (generateText
+    itself; streamText's `output` when read), after the read and that one answer; the correction (POL-7 in
+    output_check_rejects) is never asked for. The steps onStepEnd saw are the counts and the tokens."""
+    r = records[(scenario, variant)]
+    assert r.outcome == "failed", r.error_reason
+    c = r.counters
+    assert c.model_requests_observed == 2 and c.structured_answers_observed == 1
+    assert [q.output_attempt for q in r.requests] == [None, 1]
+    signals = r.native.signals
+    assert signals.ended == "raised" and signals.failure == "model"
+    assert signals.exception_type == "AI_NoObjectGeneratedError"
+    assert signals.exception_message == "No object generated: response did not match schema."
+    assert signals.final_output is None
+    assert signals.extra["thrown"]["cause"]["name"] == "AI_TypeValidationError"
+    assert "policy id such as POL-7" in signals.extra["thrown"]["cause"]["message"]
+    assert c.model_requests_reported == 2 and c.input_tokens_reported == c.input_tokens_observed == 2000
+    if variant in STREAMED:  # the stream ended normally: reading result.output threw
+        assert signals.extra["output_error"]["name"] == "AI_NoObjectGeneratedError"
+        assert signals.finish_reason == "stop"
+    else:
+        assert "output_error" not in signals.extra

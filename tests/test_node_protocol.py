@@ -33,9 +33,10 @@ from loopbench.harness.scenario import Scenario, load_scenarios
 from tests.conftest import MiniHarness
 
 NODE_ADAPTERS = [VercelAIAdapter, MastraAdapter]
-# one scenario per way a segment ends (the approval one is resumed too; the cancel one carries the cancel fields)
+# one scenario per way a segment ends (the approval one is resumed too; the cancel one carries the cancel fields; the
+# output ones the structured answer: returned with it, and raised on one its validator rejects)
 SCENARIOS = ("support_draft_completes", "approval_approved_resume", "denied_action", "model_fatal_error",
-             "cancel_during_tool")
+             "cancel_during_tool", "output_invalid_then_valid", "output_check_rejects")
 # how each driver's run of cancel_during_tool ends: the AI SDK throws its AbortError; Mastra returns a normal result
 # when aborted during a tool (adapters/mastra/probes/abort_in_tool.mjs)
 CANCEL_ENDS = {"vercel-ai": "cancelled", "mastra": "returned"}
@@ -81,6 +82,10 @@ def test_the_models_read_every_real_answer_of_both_drivers(cls: type[NodeAdapter
             asyncio.run(adapter.prepare(sc, ctx))
             result = asyncio.run(adapter.run(sc, ctx))
             ended.add(result.signals.ended)
+            if sc.output is not None:  # the answer line carried a valid structured answer, or the failure raised
+                answer = result.signals.final_output
+                assert result.signals.ended in ("returned", "raised"), sid
+                assert (answer is not None and sc.output.problems(answer) == []) is (result.signals.ended == "returned")
             if sc.cancel is not None:  # the driver saw the caller's cancel and aborted its controller
                 cancel = result.signals.extra["cancel"]
                 assert cancel["told"] and cancel["aborted"] and cancel["at_s"] is not None, cancel

@@ -227,6 +227,36 @@ export function pickToolChoice(rules, anyResults, trailing) {
 export const toolChoiceSetting = (rules) => `toolChoice per step: ${
   rules.map((r) => `${r.after ?? 'opening call'} -> ${r.choice}`).join('; ')}`;
 
+// the structured answer a request asks for (`req.output`, only when the scenario has one) as a zod schema, built with
+// the driver's own zod `z` (each framework's docs hand it a zod schema): exactly the spec's fields (`z.strictObject`:
+// every field required, any other key rejected), a string field's enum as `z.enum`, an integer as `z.number().int()`,
+// and the check as a zod refinement on its field (`.refine(fn, {message})`: the pattern searched, as Python's
+// re.search does), which the framework's own validation applies beyond the JSON schema it sends
+export function outputZod(z, spec) {
+  const base = { string: () => z.string(), integer: () => z.number().int(), number: () => z.number(),
+    boolean: () => z.boolean() };
+  const shape = {};
+  for (const [name, field] of Object.entries(spec.fields)) {
+    if (!Object.hasOwn(base, field.type)) throw new HarnessError(`output field ${name}: unknown type ${field.type}`);
+    let t = field.enum ? z.enum(field.enum) : base[field.type]();
+    if (spec.check?.field === name) {
+      const pattern = new RegExp(spec.check.pattern);
+      t = t.refine((v) => typeof v === 'string' && pattern.test(v), { message: spec.check.message });
+    }
+    if (field.description) t = t.describe(field.description);
+    shape[name] = t;
+  }
+  return z.strictObject(shape).describe(spec.description);
+}
+
+// how outputZod built the schema and its check (for a driver's settings and mechanisms)
+export const outputZodWords = (spec) => ({
+  schema: `z.strictObject({${Object.entries(spec.fields).map(([n, f]) => `${n}: ${f.enum ? `z.enum(${JSON.stringify(f.enum)})`
+    : f.type === 'integer' ? 'z.number().int()' : `z.${f.type}()`}`).join(', ')}}).describe(<description>)`,
+  check: spec.check ? `z.${spec.fields[spec.check.field]?.type ?? 'string'}().refine(v => /${spec.check.pattern}/.test(v), `
+    + `{message}) on ${spec.check.field}` : null,
+});
+
 // the fields every request of an op carries (the framework's own come on top: `extra`)
 const NEEDS = {
   prepare: ['variant', 'base_url', 'api_key', 'run_id', 'ledger_token', 'model_id', 'tools'],

@@ -11,8 +11,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import {
-  agentsPlan, authorize, callTool, causedByAbort, checkRequest, denyPlan, describeError, emit, neutralId, packageVersions,
-  pickToolChoice, serve, toolChoiceSetting, watchCancel,
+  agentsPlan, authorize, callTool, causedByAbort, checkRequest, denyPlan, describeError, emit, neutralId, outputZod,
+  outputZodWords, packageVersions, pickToolChoice, serve, toolChoiceSetting, watchCancel,
 } from './protocol.mjs';
 
 const HERE = new URL('.', import.meta.url);
@@ -69,6 +69,43 @@ const APIS = {
 // the streaming entry points: each result's promises (steps, usage, ...) are read after its fullStream ends
 const STREAMED = new Set(['streamText', 'ToolLoopAgent.stream']);
 const baseUrlV1 = (req) => `${req.base_url.replace(/\/$/, '')}/v1`;
+
+// ---- the structured answer (a request with `output`): the SDK's documented structured output with tools, `output:
+// Output.object({schema, name, description})` on generateText / streamText / the ToolLoopAgent's settings, the schema a
+// zod object (protocol.mjs outputZod) whose refinement carries the check. Output.object hands the provider a
+// responseFormat {type: 'json', schema} (ai/src/generate-text/output.ts:140-156) and parses the final step's text with
+// the zod schema: a text that does not parse or match throws NoObjectGeneratedError (output.ts:165-191; generateText
+// parses at generate-text.ts:1798-1819, streamText when `output` is read: stream-text.ts:3846-3866). The SDK has no
+// retry of its own for it (no option re-asks the model)
+const OUTPUT_CALL = {
+  generateText: 'generateText({..., output: Output.object({schema, name, description})}) -> result.output',
+  ToolLoopAgent: 'new ToolLoopAgent({..., output: Output.object({schema, name, description})}).generate() -> '
+    + 'result.output',
+  streamText: 'streamText({..., output: Output.object({schema, name, description})}), fullStream read, then '
+    + 'await result.output',
+  'ToolLoopAgent.stream': 'new ToolLoopAgent({..., output: Output.object({schema, name, description})}).stream(), '
+    + 'fullStream read, then await result.output',
+};
+// what each provider sends for that responseFormat, with its defaults (read in the installed provider sources)
+const OUTPUT_WIRE = {
+  // @ai-sdk/anthropic (src/anthropic-language-model.ts:605-658, 985-1010): providerOptions.anthropic.
+  // structuredOutputMode 'auto' uses native structured output (output_config.format json_schema) when the model's
+  // catalog entry says it supports it (claude-sonnet-4-5 does: src/anthropic-model-catalog.ts:215-223), else a
+  // forced 'json' tool
+  anthropic: {
+    setting: "providerOptions.anthropic.structuredOutputMode not set (provider default 'auto': output_config.format "
+      + "{type: 'json_schema'} where the model's catalog entry supports native structured output, else a forced "
+      + "'json' tool)",
+    words: "@ai-sdk/anthropic's structuredOutputMode 'auto' (output_config.format json_schema, or a 'json' tool)",
+  },
+  // @ai-sdk/openai chat (src/chat/openai-chat-language-model.ts:213, 250-262): response_format json_schema with
+  // strict: providerOptions.openai.strictJsonSchema ?? true
+  'openai-chat': {
+    setting: 'providerOptions.openai.strictJsonSchema not set (provider default true: response_format '
+      + "{type: 'json_schema', json_schema: {schema, strict: true, name}})",
+    words: "@ai-sdk/openai's response_format json_schema, strict (strictJsonSchema default true)",
+  },
+};
 
 function validate(req) {
   const problem = checkRequest(req, ['api', 'provider']);
@@ -130,7 +167,7 @@ async function readCancelKept(dir) {
 
 // ---- one run segment (a run from the prompt, or a resume from a snapshot)
 async function runSegment(req, store) {
-  const { generateText, streamText, ToolLoopAgent, hasToolCall, isStepCount, jsonSchema, tool } = sdk.ai;
+  const { generateText, streamText, ToolLoopAgent, Output, hasToolCall, isStepCount, jsonSchema, tool } = sdk.ai;
   // events travel with the terminal line: a line per event cost ~2 ms per run, and a driver that dies loses
   // its in-flight answer either way
   const note = (event, data) => emit(store, event, data);
@@ -321,6 +358,23 @@ async function runSegment(req, store) {
     cancel: CANCEL[req.api],
     resume_after_cancel: RESUME_AFTER_CANCEL[req.api],
   };
+  // the structured answer: Output.object with the zod schema (only for a request with `output`: others as before)
+  let output = null;
+  if (req.output) {
+    const words = outputZodWords(req.output);
+    output = Output.object({ schema: outputZod(sdk.zod, req.output), name: req.output.name,
+      description: req.output.description });
+    settings.output = {
+      api: OUTPUT_CALL[req.api], schema: words.schema, check: words.check ?? 'none',
+      name: req.output.name, provider: OUTPUT_WIRE[req.provider].setting,
+      retries: "none: the SDK has no structured-output retry (an answer failing the schema throws "
+        + 'NoObjectGeneratedError)',
+    };
+    mechanisms.structured_output = `${OUTPUT_CALL[req.api]}, the schema a zod z.strictObject; `
+      + `${OUTPUT_WIRE[req.provider].words}; no retry: an answer failing it throws NoObjectGeneratedError`;
+    mechanisms.output_check = "a zod .refine(v => pattern.test(v), {message}) on the field, applied by "
+      + 'Output.object\'s parse (safeValidateTypes) after the answer: NoObjectGeneratedError, no retry';
+  }
   const choiceRules = req.tool_choice ?? [];
   if (choiceRules.length) {
     options.prepareStep = ({ messages: sent }) => {
@@ -361,6 +415,8 @@ async function runSegment(req, store) {
 
   note('started', { op: req.op, variant: req.variant, settings });
   let result;
+  let structured = null; // result.output (a request with `output`)
+  let outputError = null; // what reading it threw, when the run itself returned
   let thrown = null;
   let thrownError = null;
   // a streaming entry point reports its errors to onError and in the stream's 'error' parts, not by throwing
@@ -387,6 +443,7 @@ async function runSegment(req, store) {
         ...(req.instructions != null ? { instructions: req.instructions } : {}),
         ...(options.stopWhen ? { stopWhen: options.stopWhen } : {}),
         ...(options.prepareStep ? { prepareStep: options.prepareStep } : {}),
+        ...(output ? { output } : {}),
         ...modelCalls, ...(streamed ? { onError } : {}),
         // ToolLoopAgent takes onAbort in its settings (its stream() passes it to streamText; generate() has none)
         ...(streamed && cancel.signal ? { onAbort } : {}),
@@ -396,7 +453,7 @@ async function runSegment(req, store) {
     } else {
       const call = {
         model, tools, ...(Object.keys(mainApproval).length ? { toolApproval: mainApproval } : {}), ...options,
-        ...(req.instructions != null ? { system: req.instructions } : {}),
+        ...(req.instructions != null ? { system: req.instructions } : {}), ...(output ? { output } : {}),
         ...(timeout ? { timeout } : {}), ...prompt, ...callbacks, ...modelCalls, ...cancelOptions,
       };
       run = streamed ? streamText({ ...call, onError, ...(cancel.signal ? { onAbort } : {}) }) : await generateText(call);
@@ -413,6 +470,17 @@ async function runSegment(req, store) {
       };
     } else {
       result = run;
+    }
+    if (output) {
+      // the structured answer as the docs read it (`result.output`: a getter on generateText's result, a promise on
+      // streamText's). What it throws when the run returned is kept apart (`output_error`): generateText throws
+      // NoOutputGeneratedError when the last step did not finish with 'stop' (a stop condition ended the loop on a
+      // tool step); streamText parses the last step's text when read and rejects with NoObjectGeneratedError
+      try {
+        structured = await run.output;
+      } catch (error) {
+        outputError = describeError(error);
+      }
     }
   } catch (error) {
     thrown = describeError(error);
@@ -507,6 +575,7 @@ async function runSegment(req, store) {
     finish_reason: result.finishReason,
     raw_finish_reason: result.rawFinishReason ?? null,
     text: result.text,
+    ...(output ? { output: structured, output_error: outputError } : {}),
     step_count: result.steps.length,
     step_count_source: 'result.steps',
     // one step per model response: what the SDK's result reports of the model (its retries are in no result)
@@ -530,7 +599,8 @@ async function runSegment(req, store) {
 serve({
   framework: 'the SDK',
   load: async () => {
-    sdk = { ai: await import('ai'), anthropic: await import('@ai-sdk/anthropic'), openai: await import('@ai-sdk/openai') };
+    sdk = { ai: await import('ai'), anthropic: await import('@ai-sdk/anthropic'), openai: await import('@ai-sdk/openai'),
+      zod: (await import('zod')).z };
   },
   hello: () => ({ packages: packageVersions(HERE, ['ai', '@ai-sdk/anthropic', '@ai-sdk/openai', 'zod']), defaults: sdkDefaults() }),
   validate,
