@@ -92,6 +92,30 @@ node_modules/@mastra/core/dist/docs/references/, are cited by file):
   messages hold an empty tool message, and Mastra drops the call without a result, so the continuation starts
   from the prompt alone and repeats the finished tool (the probe; not in the suite: its cancel_then_resume cancels
   during a tool, where Mastra keeps nothing).
+- structured answers (a scenario's `output`; a request without one is sent as before): the generate/stream option
+  docs-agents-structured-output.md shows, `structuredOutput: {schema}` with a zod schema (a `z.strictObject` of the
+  fields, an enum as `z.enum`, the check a `.refine(fn, {message})` on its field: adapters/node/protocol.mjs
+  `outputZod`), every other key at its default, read as `result.object` (final_output; `text` its JSON). Without a
+  `model` Mastra runs it in its "direct" mode (agent chunk agent-BOxKOk3n.js:26044: `structuredOutput?.model ?
+  "processor" : "direct"`): the schema is the model call's `responseFormat` (agent-BOxKOk3n.js:26045-26049, 26129),
+  which the Anthropic route sends as `output_config.format {type: 'json_schema'}` and the OpenAI-compatible one as
+  `response_format` json_schema with strict: true (the server's log: output_constrained on both), and the step's
+  text is validated when it finishes (trip-wire-BdvkIm0C.js:3479-3560, `createObjectStreamTransformer`); a failure
+  under the default errorStrategy 'strict' is an `error` chunk (handleValidationError, :3543-3556) that rejects the
+  output's promises (:4551-4563), so generate() and getFullOutput() throw a MastraError
+  STRUCTURED_OUTPUT_SCHEMA_VALIDATION_FAILED (domain AGENT, category SYSTEM, the ZodError its cause: :3240-3250).
+  That id is one Mastra itself counts as a structured-output format error (`isStructuredOutputFormatError`, :93-95),
+  so the adapter maps it to failure="model" (its category says nothing of a model). No retry in direct mode:
+  `maxProcessorRetries` re-asks only the processor mode's structuring agent (agent-BOxKOk3n.js:28791-28794,
+  28842). Measured on every variant: output_check_rejects and output_never_valid raise after 2 requests (the read and
+  one answer), the correction never asked, every counter null as for any throw (the error carries no steps; the 2
+  steps onStepFinish saw, the second with finishReason 'error', stay in extra); output_invalid_then_valid completes
+  in 2 (the strict schema kept the broken answer from coming). The processor mode (a `structuredOutput.model`:
+  a structuring agent) with `maxProcessorRetries` does correct, but re-asks the MAIN agent without its earlier answer
+  (the feedback as a "[Processor Feedback]" block in the system prompt), then structures afresh in a new call with
+  no history; a retry budget spent returns finishReason 'tripwire' with no object and no error
+  (adapters/mastra/probes/output_invalid.mjs). It is no variant: the scripted server counts attempts by the
+  answers sent back, which that mode never sends, and its structuring calls carry no instructions of the agent's;
 Variant `stream`: `agent.stream()` reading `fullStream` (its `tool-call-approval` chunks are the pending calls)
 and `getFullOutput()`; resume with `approveToolCall` / `declineToolCall({runId, toolCallId})`: the idiom the
 human-in-the-loop page's quickstart shows; its model is the default's. Chosen over a workflow variant because
@@ -105,7 +129,9 @@ OpenAI-compatible gateway. It sends the same model id (the `openai/` prefix is t
 Signal mapping (no scenario knowledge):
 - thrown: a `MastraTimeoutError` (or a TimeoutError in its chain) with a deadline set -> limit="deadline"
   (raised); model/API errors (AI_APICallError, AI_RetryError, ... as the vendored AI SDK names them, or a
-  MastraError of category THIRD_PARTY / domain LLM) -> failure="model"; anything else -> failure="other";
+  MastraError of category THIRD_PARTY / domain LLM) and a structured answer that failed (a MastraError
+  STRUCTURED_OUTPUT_SCHEMA_VALIDATION_FAILED / _OBJECT_UNDEFINED / _TRUNCATED, the ids Mastra's
+  `isStructuredOutputFormatError` names) -> failure="model"; anything else -> failure="other";
 - `finishReason: 'suspended'` with suspended tool calls -> ended="paused" with the pending calls;
 - a result that carries `error` (Mastra returned instead of throwing) is reported as raised, with the same
   mapping, and marked `extra.error_returned` (the framework's own error, not an invented one);
@@ -169,7 +195,7 @@ from loopbench.adapters.node.protocol import (
 )
 from loopbench.harness.adapter import Capabilities, Intent, NodeProject, RunContext
 from loopbench.harness.models import Provider
-from loopbench.harness.record import LimitTranslation, ReportedCounters, SegmentResult
+from loopbench.harness.record import LimitTranslation, NativeSignals, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 
 # the oldest @mastra/core the adapter's mechanisms exist in, found by running `loopbench run -f mastra --quick` against
@@ -201,6 +227,22 @@ CANCEL_WORDS = ("AbortController whose signal is the call's abortSignal, with on
                 "docs-agents-tools.md's fetch does)")
 RESUME_WORDS = ("the prompt plus the response messages of the steps onAbort gave (cancel.json), passed as the "
                 "messages of a new call in a new process (reference-agents-generate.md: messages may be an array)")
+# the structured answer (the driver's words: adapters/mastra/driver.mjs OUTPUT_WORDS, OUTPUT_CHECK_WORDS)
+def _output_words(api: str) -> str:
+    return (f"agent.{api}(prompt, {{..., structuredOutput: {{schema}}}}) -> result.object (Mastra's direct mode: no "
+            "structuring model; the schema as the model call's responseFormat; errorStrategy default 'strict': a "
+            "failing answer ends the run with an error, no retry)")
+
+
+# the errors Mastra itself counts as a structured answer's format failure (trip-wire chunk,
+# `isStructuredOutputFormatError`: the AI SDK's JSONParseError / NoObjectGeneratedError / TypeValidationError, and its
+# own MastraError ids below): the model's answer failed, though a MastraError of domain AGENT, category SYSTEM says
+# nothing of a model
+STRUCTURED_OUTPUT_ERROR_IDS = frozenset({
+    "STRUCTURED_OUTPUT_OBJECT_UNDEFINED", "STRUCTURED_OUTPUT_SCHEMA_VALIDATION_FAILED", "STRUCTURED_OUTPUT_TRUNCATED"})
+STRUCTURED_OUTPUT_ERROR_NAMES = frozenset({"AI_JSONParseError", "AI_NoObjectGeneratedError", "AI_TypeValidationError"})
+OUTPUT_CHECK_WORDS = ("a zod .refine(v => pattern.test(v), {message}) on the field, applied by Mastra's validation of "
+                      "the final text (direct mode, errorStrategy 'strict': an error, no retry)")
 # the model router's route for a Claude model, as Mastra's model docs name it ("provider/model-name", resolved by the
 # router's models.dev gateway to the AI SDK's Anthropic provider)
 ANTHROPIC_ROUTE = ("Mastra model router: anthropic/<model> (@ai-sdk/anthropic, Anthropic Messages; base URL from "
@@ -314,8 +356,9 @@ class MastraAdapter(NodeAdapter):
                              "step's stored messages; 'none' makes Mastra send no tools)",
         "tool_error_recoverable": TOOL_ERROR_THROWN,
         "tool_error_fatal": TOOL_ERROR_THROWN,
+        "structured_output": _output_words("generate"),
+        "output_check": OUTPUT_CHECK_WORDS,
     }
-
 
     # ---- Mastra's side of the protocol (versions, the driver, the requests: NodeAdapter)
     npm_label = "`@mastra/core`"
@@ -329,6 +372,14 @@ class MastraAdapter(NodeAdapter):
     @classmethod
     def node_home(cls) -> NodeHome:
         return HOME
+
+    def _raised(self, thrown: Thrown, deadline_set: bool, extra: dict[str, Any]) -> NativeSignals:
+        signals = super()._raised(thrown, deadline_set, extra)
+        output_failed = any(c.id in STRUCTURED_OUTPUT_ERROR_IDS or c.name in STRUCTURED_OUTPUT_ERROR_NAMES
+                            for c in thrown.chain())
+        if signals.failure == "other" and output_failed:
+            return signals.model_copy(update={"failure": "model"})  # the model's structured answer failed
+        return signals
 
     def _deny_evidence(self, tools: str, stop_tools: str) -> str:
         return f"with a call of {tools} skipped by beforeToolCall and named in the stopWhen"
@@ -479,6 +530,7 @@ class MastraStream(MastraAdapter):
         "reject": "agent.declineToolCall({runId, toolCallId}) on resume (the model gets the decline message)",
         "cancel": f"agent.stream(prompt, {{..., abortSignal, onAbort}}): {CANCEL_WORDS}",
         "resume_after_cancel": f"agent.stream(messages, {{...}}): {RESUME_WORDS}",
+        "structured_output": _output_words("stream"),
     }
 
 

@@ -447,3 +447,69 @@ def test_a_cancel_in_a_tool_stops_the_run_with_a_normal_result(records, scenario
     assert c.abandoned_calls == 1 and c.elapsed_s is not None and c.elapsed_s < 4.5
     if scenario == "cancel_then_resume":
         assert c.tool_executions_by_tool == {"post_to_portal": 1, "lookup_policy": 1}
+
+
+# ---- structured answers (a scenario's `output`)
+OUTPUT_SCENARIOS = ("output_invalid_then_valid", "output_check_rejects", "output_never_valid")
+TRIAGE = {"ticket_id": "T-1", "priority": "urgent", "policy_id": "POL-7"}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", OUTPUT_SCENARIOS)
+def test_the_answer_schema_goes_as_structured_output_in_direct_mode(records, scenario, variant):
+    """`structuredOutput: {schema}` with no structuring model: Mastra's direct mode hands the schema to the model
+    call as its responseFormat, which both routes send constrained (output_config.format, a strict response_format):
+    the server sends no output tool; the check is a zod refinement in no schema the provider sees."""
+    r = records[(scenario, variant)]
+    answers = [q for q in r.requests if q.output_attempt is not None]
+    assert answers and all(q.output_constrained is True for q in answers), scenario
+    assert all(q.tools_offered == ["get_ticket"] for q in r.requests)
+    output = r.native.settings["output"]
+    api = "stream" if variant == "stream" else "generate"
+    assert output["api"] == f"structuredOutput: {{schema}} in agent.{api}() options -> result.object"
+    assert output["mode"].startswith("direct") and output["errorStrategy"] == "not set (Mastra default 'strict')"
+    assert output["schema"].startswith("z.strictObject({") and output["retries"].startswith("none")
+    table = adapter_class("mastra", variant).mechanism_table
+    assert r.native.mechanisms["structured_output"] == table["structured_output"]
+    # the record keeps the intents the scenario states: output_check only where the scenario has a check
+    assert r.native.mechanisms.get("output_check") == (table["output_check"] if scenario != "output_invalid_then_valid"
+                                                       else None)
+    assert f"agent.{api}(prompt" in table["structured_output"]
+    assert (".refine(" in output["check"]) is (scenario != "output_invalid_then_valid")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_broken_answer_is_never_sent_under_the_constrained_format(records, variant):
+    r = records[("output_invalid_then_valid", variant)]
+    assert r.outcome == "completed", r.error_reason
+    assert r.counters.model_requests_observed == 2 and r.counters.structured_answers_observed == 1
+    assert [q.output_attempt for q in r.requests] == [None, 1]
+    signals = r.native.signals
+    assert signals.ended == "returned" and signals.final_output == TRIAGE
+    assert signals.final_text is not None and json.loads(signals.final_text) == TRIAGE
+    assert r.counters.model_requests_reported == 2 and r.counters.input_tokens_reported == 2000
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", ["output_check_rejects", "output_never_valid"])
+def test_an_answer_the_refinement_rejects_raises_a_mastra_error_with_no_correction(records, scenario, variant):
+    """Direct mode validates the final text and, under errorStrategy 'strict', ends the run with an error chunk:
+    generate() / getFullOutput() throw MastraError STRUCTURED_OUTPUT_SCHEMA_VALIDATION_FAILED after the read and one
+    answer; no correction is asked. It is the model's failure (an id Mastra counts as a structured-output format
+    error), and a throw reports no count: the two steps onStepFinish saw stay in extra."""
+    r = records[(scenario, variant)]
+    assert r.outcome == "failed", r.error_reason
+    c = r.counters
+    assert c.model_requests_observed == 2 and c.structured_answers_observed == 1
+    assert [q.output_attempt for q in r.requests] == [None, 1]
+    signals = r.native.signals
+    assert signals.ended == "raised" and signals.failure == "model" and signals.final_output is None
+    thrown = signals.extra["thrown"]
+    assert thrown["constructor"] == "MastraError" and thrown["id"] == "STRUCTURED_OUTPUT_SCHEMA_VALIDATION_FAILED"
+    assert thrown["domain"] == "AGENT" and thrown["category"] == "SYSTEM"
+    # measured: the Anthropic route's error wraps the ZodError; the OpenAI-compatible route's has no cause (its
+    # validator took the Standard Schema branch of validateValue, which attaches none)
+    assert thrown.get("cause", {}).get("name") == (None if variant == "openai-compatible" else "ZodError")
+    assert "policy_id must be a policy id such as POL-7" in (signals.exception_message or "")
+    assert c.model_requests_reported is None and c.input_tokens_reported is None
+    assert [s["finish_reason"] for s in signals.extra["steps"]] == ["tool-calls", "error"]

@@ -13,7 +13,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import {
   HarnessError, agentsPlan, authorize, callTool, causedByAbort, checkRequest, denyPlan, describeError, emit, neutralId,
-  packageVersions, pickToolChoice, serve, toolChoiceSetting, watchCancel,
+  outputZod, outputZodWords, packageVersions, pickToolChoice, serve, toolChoiceSetting, watchCancel,
 } from './protocol.mjs';
 
 const HERE = new URL('.', import.meta.url);
@@ -27,6 +27,20 @@ const CANCEL_WORDS = "AbortController whose signal is the call's abortSignal, wi
   + "to every tool's execute context (passed on to the tool's ledger request, as docs-agents-tools.md's fetch does)";
 const RESUME_WORDS = "the prompt plus the response messages of the steps onAbort gave (cancel.json), passed as the "
   + 'messages of a new call in a new process (reference-agents-generate.md: messages may be an array)';
+
+// the structured answer (a request with `output`), as docs-agents-structured-output.md shows it: generate/stream
+// options `structuredOutput: {schema}` with a zod schema (protocol.mjs outputZod: its refinement carries the check),
+// read as `result.object`. Without a `model` Mastra runs it in its "direct" mode (agent chunk: `structuredOutputMode
+// = structuredOutput?.schema ? structuredOutput?.model ? "processor" : "direct"`): the schema goes to the model as
+// the call's responseFormat (`getResponseFormat(schema, {model: {supportsStructuredOutputs: true}})`, unless
+// jsonPromptInjection), and the step's text is validated when the step finishes (createObjectStreamTransformer); a
+// failure under the default errorStrategy 'strict' becomes an `error` chunk that ends the run (no retry: the
+// structuring agent's processor mode, with a `model`, is the one maxProcessorRetries re-asks)
+const OUTPUT_WORDS = (streaming) => `agent.${streaming ? 'stream' : 'generate'}(prompt, {..., structuredOutput: `
+  + "{schema}}) -> result.object (Mastra's direct mode: no structuring model; the schema as the model call's "
+  + "responseFormat; errorStrategy default 'strict': a failing answer ends the run with an error, no retry)";
+const OUTPUT_CHECK_WORDS = "a zod .refine(v => pattern.test(v), {message}) on the field, applied by Mastra's "
+  + "validation of the final text (direct mode, errorStrategy 'strict': an error, no retry)";
 
 // a snapshot a cancelled run left (null: an approval pause's)
 async function readCancelKept(dir) {
@@ -318,6 +332,19 @@ async function runSegment(req, store) {
   }
   const approvalTools = req.tools.filter((t) => approvalOf[t.name] === 'required').map((t) => t.name);
   if (approvalTools.length) settings.requireApproval = approvalTools;
+  if (req.output) {
+    // the structured answer, only for a request with `output` (others as before): the documented option, defaults kept
+    const words = outputZodWords(req.output);
+    options.structuredOutput = { schema: outputZod(sdk.z, req.output) };
+    settings.output = {
+      api: `structuredOutput: {schema} in agent.${streaming ? 'stream' : 'generate'}() options -> result.object`,
+      schema: words.schema, check: words.check ?? 'none', name: req.output.name,
+      mode: "direct (no structuredOutput.model: no structuring agent)",
+      errorStrategy: "not set (Mastra default 'strict')",
+      jsonPromptInjection: 'not set (the schema as the call\'s responseFormat)',
+      retries: 'none in direct mode (maxProcessorRetries re-asks only the processor mode\'s structuring agent)',
+    };
+  }
 
   const deniedList = deniedTools.length ? deniedTools.join(', ') : '<tool>';
   const mechanisms = {
@@ -345,6 +372,7 @@ async function runSegment(req, store) {
     tool_error_fatal: TOOL_ERROR_THROWN,
     cancel: `agent.${streaming ? 'stream' : 'generate'}(prompt, {..., abortSignal, onAbort}): ${CANCEL_WORDS}`,
     resume_after_cancel: `agent.${streaming ? 'stream' : 'generate'}(messages, {...}): ${RESUME_WORDS}`,
+    ...(req.output ? { structured_output: OUTPUT_WORDS(streaming), output_check: OUTPUT_CHECK_WORDS } : {}),
   };
 
   // the caller's cancel: an AbortController whose signal is the call's abortSignal, and onAbort({steps, text})
@@ -496,6 +524,8 @@ async function runSegment(req, store) {
     finish_reason: output.finishReason ?? null,
     run_id: output.runId ?? null,
     text: output.text ?? '',
+    // the structured answer (a request with `output`): result.object
+    ...(req.output ? { output: output.object ?? null } : {}),
     step_count: resultSteps.length,
     step_count_source: 'result.steps',
     usage: { input_tokens: usage.inputTokens ?? null, output_tokens: usage.outputTokens ?? null,
