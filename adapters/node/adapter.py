@@ -152,11 +152,16 @@ class NodeAdapter(Adapter):
             # each turn's tool_choice, its `after` call as a regex (a repeating turn's kb_{n} matches kb_1, ...)
             tool_choice=[ToolChoiceRule(after=r.after_regex, choice=r.choice) for r in scenario.tool_choice_rules()],
             **self._cancel_fields(scenario, ctx),
-            **({} if scenario.output is None else {"output": OutputSpec(
-                **scenario.output.model_dump(mode="json", exclude_none=True),
-                json_schema=scenario.output.json_schema())}),
-            **more,
+            **self._output_fields(scenario), **more,
         )
+
+    @staticmethod
+    def _output_fields(scenario: Scenario) -> dict[str, Any]:
+        """The structured answer the driver builds its schema from (nothing when the scenario has none)."""
+        if scenario.output is None:
+            return {}
+        return {"output": OutputSpec(**scenario.output.model_dump(mode="json", exclude_none=True),
+                                     json_schema=scenario.output.json_schema())}
 
     @staticmethod
     def _cancel_fields(scenario: Scenario, ctx: RunContext) -> dict[str, Any]:
