@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from loopbench.harness.errors import BadInput, InputProblem, SchemaMismatch
 from loopbench.harness.record import READABLE_VERSIONS, MigrationError, RunRecord, migrate
-from loopbench.harness.results.store import RESULTS_NAME, read_lines
+from loopbench.harness.results.store import RESULTS_NAME, Lines, read_lines
 
 # the keys that make a JSON object look like a RunRecord at all (anything else is "not a results file")
 _IDENTITY_KEYS = ("run_id", "scenario", "framework")
@@ -131,6 +131,17 @@ def parse_lines(lines: Iterable[str], file: str, torn_warning: str | None = None
     return Results(Path(file), records, skipped)
 
 
+def read_results_lines(f: Path) -> Lines:
+    """The lines of results file `f` (read_lines' result); BadInput when it cannot be read or is not text."""
+    try:
+        return read_lines(f)
+    except OSError as exc:
+        raise BadInput([InputProblem(str(f), "", f"cannot read: {exc.strerror or exc}")]) from exc
+    except BadInput as exc:
+        raise BadInput([InputProblem(p.file, p.field, f"not a results file: {p.reason}") for p in exc.problems]
+                       ) from None
+
+
 def load_results(path: Path | str) -> Results:
     """Load a results file or directory: validated RunRecords plus where they came from.
 
@@ -138,13 +149,7 @@ def load_results(path: Path | str) -> Results:
     schema_version); a torn last line is skipped with a ResultsWarning (also listed in `Results.warnings`).
     """
     f = results_file(path)
-    try:
-        found = read_lines(f)
-    except OSError as exc:
-        raise BadInput([InputProblem(str(f), "", f"cannot read: {exc.strerror or exc}")]) from exc
-    except BadInput as exc:
-        raise BadInput([InputProblem(p.file, p.field, f"not a results file: {p.reason}") for p in exc.problems]
-                       ) from None
+    found = read_results_lines(f)
     res = parse_lines(found.lines, str(f), found.torn_warning(f))
     res.path = f
     return res

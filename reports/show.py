@@ -15,9 +15,8 @@ from typing import Any
 
 from loopbench.harness.errors import BadInput, InputProblem, did_you_mean
 from loopbench.harness.record import RunRecord
-from loopbench.harness.results.store import read_lines
 from loopbench.reports.formatting import COUNTER_FIELDS, deviation_text, fmt, label
-from loopbench.reports.load import Results, parse_lines, results_file
+from loopbench.reports.load import Results, parse_lines, read_results_lines, results_file
 
 MAX_TRACE_EVENTS = 400
 PIPE_WIDTH = 100_000  # show_run(width=None): room for any table, each taking only the width it needs
@@ -177,14 +176,12 @@ def load_run(dir_or_file: Path | str, run_id: str) -> tuple[Results, RunRecord]:
     record: a published results file has ~1,500 of them, and validating them all took most of `show`'s time. An
     id no run has gets the closest ids; a prefix of several gets them listed."""
     f = results_file(dir_or_file)
-    try:
-        found = read_lines(f)
-    except OSError as exc:
-        raise BadInput([InputProblem(str(f), "", f"cannot read: {exc.strerror or exc}")]) from exc
+    found = read_results_lines(f)
     ids: list[tuple[str, str]] = []  # (run id, its line), in file order
-    for line in found.lines:
+    blank = not any(line.strip() for line in found.lines)
+    for line in [""] if blank else found.lines:
         m = _RUN_ID.search(line)
-        if m is None:  # not a results line: the full reader says what is wrong with it
+        if m is None:  # not a results line (or none at all): the full reader says what is wrong with it
             res = parse_lines(found.lines, str(f), found.torn_warning(f))
             res.path = f
             return res, find_run(res, run_id)
