@@ -1,8 +1,8 @@
 """The small exception hierarchy of loopbench. Each error says exactly what went wrong and where.
 
 An input problem is `file: field.path: reason`; the helpers at the end make the reason help: the closest name
-(`did_you_mean`, for unknown keys, tools, scenarios, frameworks), the value given (`shown`), and one problem
-per pydantic error a user would count as one (`validation_problems` with the model validated)."""
+(`did_you_mean`, for unknown keys, tools, scenarios, frameworks, call and turn ids), the value given (`shown`),
+and one problem per pydantic error a user would count as one (`validation_problems` with the model validated)."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def close_matches(word: object, choices: Iterable[object], n: int = 1) -> list[s
 
 def did_you_mean(word: object, choices: Iterable[object], n: int = 1) -> str:
     """`did you mean 'limits'?` for the names of `choices` closest to `word`, "" when none is close: the one
-    phrasing of every suggestion (unknown keys, tools, scenarios, frameworks, variants)."""
+    phrasing of every suggestion (unknown keys, tools, scenarios, frameworks, variants, call and turn ids)."""
     found = close_matches(word, choices, n)
     return f"did you mean {' or '.join(repr(f) for f in found)}?" if found else ""
 

@@ -96,7 +96,9 @@ def validate(
 @app.command()
 def run(
     framework: Annotated[
-        list[str] | None, typer.Option("--framework", "-f", help="F (every variant) or F:VARIANT")
+        list[str] | None, typer.Option(
+            "--framework", "-f", help="a framework: `-f F` runs every variant (idiom) of F, `-f F:VARIANT` that one "
+            "only (repeatable; default: every framework variant; `loopbench list` names them)")
     ] = None,
     scenario: Annotated[list[str] | None, typer.Option("--scenario", "-s", help="scenario id glob")] = None,
     scenarios_from: ScenarioPaths = None,

@@ -50,7 +50,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 class LoopbenchSuite(pytest.Collector):
-    """The parent of every item (node ids `loopbench::<scenario>[<framework variant>]`)."""
+    """The parent of every item: node ids that read `loopbench::<scenario>[<framework variant>]` wherever pytest
+    is started (`suite_nodeid`)."""
 
     def collect(self) -> list[pytest.Item]:  # the items are made by pytest_collection_modifyitems
         return []
@@ -86,6 +87,18 @@ class LoopbenchItem(pytest.Item):
         return (self.scenario.source or "loopbench", None, self.name)
 
 
+def suite_nodeid(config: pytest.Config) -> str:
+    """The suite's node id: `loopbench` in the directory pytest was started in, as a path from the rootdir. Node
+    ids are relative to the rootdir and pytest shows each relative to the starting directory, so a plain
+    `loopbench` would read `../loopbench::...` wherever the two differ (started in a subdirectory of the
+    project, or with `--loopbench-scenarios ../mine`, which pytest counts among the paths that place the
+    rootdir); this one reads `loopbench::...` there. Started outside the rootdir: `loopbench`."""
+    try:
+        return (config.invocation_params.dir / "loopbench").relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return "loopbench"
+
+
 def _top(items: list[str]) -> str:
     more = len(items) - TOP
     return "; ".join(items[:TOP]) + (f" (+{more} more)" if more > 0 else "")
@@ -105,8 +118,17 @@ def _reasons(record: Any, fail_on: Sequence[str], changes: list[tuple[str, Any, 
     elif record.outcome == "hung":  # the plugin's own rule, whatever --loopbench-fail-on
         out.append(f"the run hung: {record.error_reason or 'no reason recorded'}")
     if changes:
-        out.append("behaves differently from the baseline: " + _top([f"{w}: {a} → {b}" for w, a, b in changes]))
+        out.append("behaves differently from the baseline: " + _top([_change(*c) for c in changes]))
     return out
+
+
+def _change(what: str, was: Any, now: Any) -> str:
+    """One change against the baseline, `what: was → now`. The deviations' change is both lists, then what is new
+    and gone in them (`none → tool_executions (new: tool_executions)`, as `loopbench diff`'s cell): the two
+    lists alone say it, each name once."""
+    if what == "deviations":
+        now = str(now).partition(" (new: ")[0].partition(" (gone: ")[0]
+    return f"{what}: {was} → {now}"
 
 
 class _Controller:
@@ -251,7 +273,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     except BadInput as exc:
         raise pytest.UsageError(f"loopbench: {exc}") from None
     info = {f.id: f for f in describe_frameworks()}
-    suite = LoopbenchSuite.from_parent(session, name="loopbench", nodeid="loopbench")
+    suite = LoopbenchSuite.from_parent(session, name="loopbench", nodeid=suite_nodeid(config))
     mine = [LoopbenchItem.from_parent(suite, name=f"{sc.id}[{column_of(framework, variant)}]", scenario=sc,
                                       framework=framework, variant=variant, unavailable=info[framework].unavailable)
             for framework, variant in selection for sc in scenarios]

@@ -117,6 +117,13 @@ def test_the_command_lines_fail_on_words_are_the_records():
     assert [c.value for c in FailOnChoice] == [k.value for k in FailOn]
 
 
+def test_run_help_says_a_bare_framework_is_every_variant_of_it():
+    result = runner.invoke(app, ["run", "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "`-f F` runs every variant (idiom) of F, `-f F:VARIANT` that one only" in text, result.output
+
+
 @pytest.mark.process
 def test_help_imports_no_command_work():
     """`loopbench --help` reads the command table only: none of the harness, the reports or the runner is imported

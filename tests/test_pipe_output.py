@@ -120,7 +120,7 @@ def test_a_run_says_first_what_it_runs_and_why_and_last_which_report_to_open(tmp
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert lines[0] == (f"2 scenarios × 1 framework variant = 2 runs (the scenarios in {CASES}, selected with "
-                        "-f double-onecall)"), lines[0]
+                        "-f double-onecall (its one variant: default))"), lines[0]
     assert "loopbench: 2 run(s) to do" in lines
     last = lines[-1]
     assert re.fullmatch(r"open results/[^/ ]+/report\.html", last), last
@@ -140,3 +140,17 @@ def test_the_why_names_the_selection():
     assert loop == "the scenarios in mine, your loop (--loop-cmd) as my-loop"
     both = selection_why(None, [], 0, ["langgraph", "my-loop"], "python loop.py", "my-loop", [])
     assert both == "the built-in suite, selected with -f langgraph and your loop (--loop-cmd) as my-loop"
+
+
+def test_the_first_line_says_a_bare_framework_is_every_variant_of_it():
+    """`-f openai-agents` runs every idiom of it, `-f pydantic-ai:default` one: the first line names what each -f
+    selected (a variant a bare -f already covers is not named again)."""
+    variants = {"openai-agents": ["default", "handled-max-turns", "chat-completions", "stream"],
+                "pydantic-ai": ["default", "iter"], "solo": ["default"]}
+    why = selection_why(None, [], 0, ["openai-agents", "pydantic-ai:default"], None, "my-loop", [], variants=variants)
+    assert why == ("the built-in suite, selected with -f openai-agents (all 4 variants: default, handled-max-turns, "
+                   "chat-completions, stream) -f pydantic-ai:default")
+    covered = selection_why(None, [], 0, ["openai-agents:stream", "solo", "openai-agents", "solo"], None, "my-loop",
+                            [], variants=variants)
+    assert covered == ("the built-in suite, selected with -f solo (its one variant: default) -f openai-agents (all 4 "
+                       "variants: default, handled-max-turns, chat-completions, stream)")

@@ -7,6 +7,7 @@ pytest users expect, and a scenario directory of one's own."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -104,6 +105,32 @@ def test_an_error_run_fails_its_item_and_your_own_scenarios_run(pytester, double
     assert text[1].startswith("run forced_first_tool-double-crash-default-r1-") and "`loopbench show " in text[1]
 
 
+def test_node_ids_read_loopbench_from_a_directory_that_is_not_the_rootdir(pytester, doubles, tmp_path,
+                                                                          monkeypatch):
+    """pytest shows node ids relative to the directory it started in, and the rootdir is not always that one: with
+    scenarios of one's own beside it (pytest counts `--loopbench-scenarios ../mine` among the paths that place
+    the rootdir: their common parent), or started in a subdirectory of the project. Either way every line names
+    an item `loopbench::<scenario>[<column>]`, never `../loopbench::...`: -v, the short summary, the progress."""
+    beside = _own_tool_choice(tmp_path)  # a sibling of pytester's directory
+    shutil.copytree(beside, pytester.path / "scenarios")
+    pytester.makeini("[pytest]\n")
+    sub = pytester.mkdir("sub")
+    for cwd, scenarios in ((pytester.path, str(beside)), (sub, "../scenarios")):
+        monkeypatch.chdir(cwd)
+        for verbose in (True, False):
+            got = _run(pytester, "--loopbench-scenarios", scenarios, "--loopbench-framework", "double-onecall",
+                       *(["-v"] if verbose else []))
+            got.assert_outcomes(passed=2)
+            named = [x for x in got.outlines if "loopbench" in x and "forced_" in x]
+            assert named and all(re.search(r"(^| )loopbench::forced_\w+\[double-onecall\]", x) for x in named), named
+            if verbose:
+                got.stdout.fnmatch_lines(["loopbench::forced_first_tool[[]double-onecall[]] PASSED *",
+                                          "loopbench::forced_later_tool[[]double-onecall[]] PASSED *"])
+            else:
+                got.stdout.fnmatch_lines(["loopbench .. *"])  # the progress line: the suite's path, then a dot each
+            assert "../loopbench" not in got.stdout.str(), got.stdout.str()
+
+
 def test_fail_on_deviation_fails_a_deviating_item_as_run_fail_on_does(pytester, doubles, tmp_path):
     """double-onecall's run does not conform (it stops after one call; it cannot express tool_choice, so the base
     records the cell unsupported): the default passes it (above); with --loopbench-fail-on deviation, which fails
@@ -157,3 +184,24 @@ def test_the_reasons_an_item_fails_follow_run_fail_on_and_name_the_top_three():
     assert _reasons(record("completed", "conforms"), default, changes) == [
         "behaves differently from the baseline: outcome: capped → completed; verdict: deviates → conforms; "
         "deviations: a → b (+1 more)"]
+
+
+def test_a_baseline_change_of_the_deviations_names_each_once():
+    """`loopbench diff`'s deviations cell is both lists, then what is new and gone in them: the failure text
+    names the two lists (was → now) and no name twice."""
+    from loopbench.reports.cells import cells
+    from loopbench.reports.diff import compare_cells
+    from loopbench.reports.load import load_records
+
+    record = next(r for r in load_records(PUBLISHED) if r.deviations and r.variant == "default")
+    names = ", ".join(sorted({d.name for d in record.deviations}))
+    clean = record.model_copy(update={"deviations": []})
+    (base,), (new,) = cells([clean]), cells([record])
+    default = fail_on_kinds(None)
+    gained = _reasons(record, default, [c for c in compare_cells(base, new) if c[0] == "deviations"])
+    assert gained == [f"behaves differently from the baseline: deviations: none → {names}"]
+    lost = _reasons(clean, default, [c for c in compare_cells(new, base) if c[0] == "deviations"])
+    assert lost == [f"behaves differently from the baseline: deviations: {names} → none"]
+    both = [("deviations", "a, b", "b, c (new: c; gone: a)"), ("deviations", "a, b", "a (gone: b)")]
+    assert _reasons(clean, default, both) == [
+        "behaves differently from the baseline: deviations: a, b → b, c; deviations: a, b → a"]

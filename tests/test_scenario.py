@@ -186,6 +186,19 @@ def test_after_must_name_a_scripted_call(suite_copy: Path):
     ]
 
 
+def test_a_misspelt_call_id_gets_the_closest_one(suite_copy: Path):
+    """Every reference to a call id (a turn's `after.call`, a resume's decision) suggests the id it most likely
+    means, as a misspelt key, tool, scenario or framework does; so does a cancel's misspelt turn id."""
+    data = good()
+    data["script"][1]["after"]["call"] = "ticket_l"
+    data["resumes"] = [{"pause": 1, "decisions": {"polcy_1": "approve"}}]
+    data["cancel"] = {"during": "model", "turn": "drafts"}
+    msgs = problems_of(write(suite_copy, "support_draft_completes", data))
+    assert "script[find_policy].after.call: no scripted call has id 'ticket_l' (did you mean 'ticket_1'?)" in msgs
+    assert "resumes.0.decisions.polcy_1: no scripted call has this id (did you mean 'policy_1'?)" in msgs
+    assert "cancel.turn: no turn has id 'drafts' (did you mean 'draft'?)" in msgs
+
+
 def test_step_for_call_follows_times_and_repeats_the_last():
     sc = next(s for s in load_scenarios() if s.id == "support_draft_completes")
     spec = sc.tools["get_ticket"].model_copy(update={

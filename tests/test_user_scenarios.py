@@ -71,6 +71,32 @@ def test_a_self_contained_file_needs_no_suite_file(tmp_path):
     assert "no _suite.yaml here, so no suite defaults" in result.output.replace("\n", " ")  # said, not silent
 
 
+@pytest.mark.process
+def test_the_note_is_a_line_of_its_own_before_the_result_when_both_streams_share_a_pipe(tmp_path):
+    """`loopbench validate DIR 2>&1 | cat`: the note (stderr) and the result (stdout) in one pipe, each on its own
+    line, the note first."""
+    import os
+    import subprocess
+    import sys
+
+    for sid in ("first", "second"):
+        data = yaml.safe_load((SCENARIO_DIR / "support_draft_completes.yaml").read_text())
+        data["id"] = sid
+        for name in data["tools"]:
+            data["tools"][name] = {"description": f"{name} tool", "kind": "read",
+                                   "parameters": {"type": "object", "properties": {}}, "behavior": [{"result": "ok"}]}
+        (tmp_path / f"{sid}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    done = subprocess.run([sys.executable, "-m", "loopbench.cli", "validate", "--scenarios", str(tmp_path)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stdout
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"note {tmp_path}: no _suite.yaml here, so no suite defaults"), lines
+    assert lines[1] == "2 scenario(s) valid", lines
+
+
 @pytest.mark.parametrize("suite, expected", [
     ("extends: somebody-else\n", "extends: must be builtin"),
     ("tools: [a]\n", "tools: must be a mapping"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -164,7 +165,7 @@ def _cross_checks(raw: dict[str, Any], claim_ids: set[str] | None,
         for i, turn in enumerate(script):
             after = _mapping(turn.get("after")).get("call")
             if isinstance(after, str) and after not in own_calls:
-                reason = f"no scripted call has id {after!r}"
+                reason = _unknown_call(after, own_calls)
                 if after in every_call:
                     reason = f"call {after!r} is another agent's: a turn follows its own agent's calls"
                 out.append((f"{prefix}.{i}.after.call", reason))
@@ -179,12 +180,13 @@ def _cross_checks(raw: dict[str, Any], claim_ids: set[str] | None,
     for i, resume in enumerate(_sequence(raw.get("resumes"))):
         for call_id in _mapping(_mapping(resume).get("decisions")):
             if call_id not in seen_calls:
-                out.append((f"resumes.{i}.decisions.{call_id}", "no scripted call has this id"))
+                out.append((f"resumes.{i}.decisions.{call_id}", _unknown_call(call_id, seen_calls, named=False)))
     cancel = _mapping(raw.get("cancel"))
     if check_tools and isinstance(cancel.get("tool"), str) and cancel["tool"] not in tools:
         out.append(("cancel.tool", _undeclared_tool(cancel["tool"], tools, catalogue)))
     if isinstance(cancel.get("turn"), str) and cancel["turn"] not in turn_ids:
-        out.append(("cancel.turn", f"no turn has id {cancel['turn']!r}"))
+        hint = did_you_mean(cancel["turn"], [t for t in turn_ids if isinstance(t, str)])
+        out.append(("cancel.turn", f"no turn has id {cancel['turn']!r}" + (f" ({hint})" if hint else "")))
     if cancel.get("resume") and raw.get("resumes"):
         out.append(("cancel.resume", "a task resumed after its cancel cannot also resume approval pauses (one "
                     "kind of resume per scenario: the segments would have no defined order)"))
@@ -218,6 +220,14 @@ def _cross_checks(raw: dict[str, Any], claim_ids: set[str] | None,
         if idem and idem not in _mapping(_mapping(spec.get("parameters")).get("properties")):
             out.append((f"tools.{name}.idempotency_arg", "not one of the tool's parameters"))
     return out
+
+
+def _unknown_call(call_id: object, calls: Iterable[str], named: bool = True) -> str:
+    """Why a reference to a call id (`after.call`, a resume's decision) names no scripted call, with the id it
+    most likely means: `no scripted call has id 'ticket_l' (did you mean 'ticket_1'?)`."""
+    reason = f"no scripted call has id {call_id!r}" if named else "no scripted call has this id"
+    hint = did_you_mean(call_id, calls)
+    return f"{reason} ({hint})" if hint else reason
 
 
 def _scripts(raw: dict[str, Any]) -> list[tuple[str, str, list[dict[str, Any]]]]:

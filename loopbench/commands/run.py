@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,7 +54,7 @@ def run(*, framework: list[str] | None, scenario: list[str] | None, scenarios_fr
     unavailable = sorted({f for f, _ in selection if info[f].unavailable is not None})
     if runnable:  # the first line: what runs, and why these
         why = selection_why(scenarios_from, scenario or [], slow, chosen_frameworks, loop_cmd, loop_name,
-                            unavailable)
+                            unavailable, variants={f: list(i.variants) for f, i in info.items()})
         out.print(f"{count(len(scenarios), 'scenario')} × {count(len(runnable), 'framework variant')}"
                   + (f" × {repeat} repetitions" if repeat > 1 else "")
                   + f" = {count(len(scenarios) * len(runnable) * repeat, 'run')} ({why})",
@@ -123,10 +123,12 @@ def count(n: int, thing: str) -> str:
 
 
 def selection_why(scenarios_from: list[Path] | None, globs: list[str], slow: int, frameworks: list[str],
-                  loop_cmd: str | None, loop_name: str, unavailable: list[str]) -> str:
+                  loop_cmd: str | None, loop_name: str, unavailable: list[str],
+                  variants: Mapping[str, Sequence[str]] | None = None) -> str:
     """Why these scenarios and variants run, for the run's first line: `the built-in suite, every available
     framework variant; 2 frameworks unavailable: ...` or `selected with -s ... from the built-in suite, selected
-    with -f ...`."""
+    with -f openai-agents (all 4 variants: default, ...) -f pydantic-ai:default`: a bare `-f F` is every variant
+    of F, which `variants` (each framework's) names."""
     which = (f"the scenarios in {' '.join(shlex.quote(str(p)) for p in scenarios_from)}" if scenarios_from
              else "the built-in suite")
     if globs:
@@ -135,15 +137,31 @@ def selection_why(scenarios_from: list[Path] | None, globs: list[str], slow: int
         which += f" without the {count(slow, 'scenario')} tagged slow (--quick)"
     own = [f for f in frameworks if f.partition(":")[0] != loop_name] if loop_cmd is not None else frameworks
     if own:
-        variants = f"selected with {' '.join(f'-f {shlex.quote(f)}' for f in own)}"
+        flags = (_flag(f, own, variants or {}) for f in dict.fromkeys(own))
+        chosen = f"selected with {' '.join(filter(None, flags))}"
     elif loop_cmd is None:
-        variants = "every available framework variant"
+        chosen = "every available framework variant"
     else:
-        variants = ""
+        chosen = ""
     if loop_cmd is not None:
-        variants += f"{' and ' if variants else ''}your loop (--loop-cmd) as {loop_name}"
+        chosen += f"{' and ' if chosen else ''}your loop (--loop-cmd) as {loop_name}"
     gone = f"; {count(len(unavailable), 'framework')} unavailable: {', '.join(unavailable)}" if unavailable else ""
-    return f"{which}, {variants}{gone}"
+    return f"{which}, {chosen}{gone}"
+
+
+def _flag(selected: str, every: list[str], variants: Mapping[str, Sequence[str]]) -> str:
+    """One `-f` as the first line echoes it: a bare framework with the variants it selects (`-f openai-agents
+    (all 4 variants: default, ...)`), a framework:variant as given; nothing for a variant a bare -f already
+    selects."""
+    framework, _, variant = selected.partition(":")
+    if variant and framework in every:
+        return ""
+    flag = f"-f {shlex.quote(selected)}"
+    names = list(variants.get(framework, ()))
+    if variant or not names:
+        return flag
+    return flag + (f" (its one variant: {names[0]})" if len(names) == 1
+                   else f" (all {len(names)} variants: {', '.join(names)})")
 
 
 def register_loop(command: str, name: str) -> None:
