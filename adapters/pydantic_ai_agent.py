@@ -149,10 +149,42 @@ synthesized return ("The tool call was interrupted before a result was produced.
 `conversation` variant resumes with `conversation=Conversation(messages, usage, conversation_id)`, so its usage
 carries over as at a pause. An external `Task.cancel()` would raise `CancelledError` instead: not the documented way.
 
+Structured answers (scenario `output`), every variant: the docs' idiom (docs/output.md, "Output data" and "Output
+validator functions"): `Agent(output_type=<pydantic model>)`, the model `output_model(scenario.output)`,
+`pydantic.create_model(<output name>, __doc__=<description>, __config__=ConfigDict(extra="forbid"))`, every field
+required (str, int, float, bool; an enum a Literal); with a tool that needs approval, `output_type=[<model>,
+DeferredToolRequests]` (as `[str, DeferredToolRequests]` without an output). A plain model type is an 'auto' output
+(_output.py:745-752) that the model class resolves to its profile's `default_structured_output_mode`, 'tool'
+(models/__init__.py:1644-1660, profiles/__init__.py:545; AnthropicModel's override changes it only under extended
+thinking, models/anthropic/__init__.py:1479-1494): the ToolOutput named `final_result` (_output.py:75, 1659), offered
+beside the scenario's tools with tool_choice any (no text answer is allowed). Whether that tool is strict is the model
+class's: AnthropicModel's schema transformer leaves strict unset unless the user sets it
+(providers/anthropic.py:293-301; sent only when true, models/anthropic/__init__.py:3979-3980), so the scripted server
+serves every object (output_constrained false); OpenAIChatModel's transformer finds the schema strict-compatible and
+sets strict (models/__init__.py:3951-3972, profiles/openai.py:673-675, models/openai/_chat_model.py:1288-1289): the
+`openai-chat` answers are constrained and the schema-breaking object never comes. The check is the docs' output
+validator, `agent.output_validator(fn)` (the decorator), raising `ModelRetry(<message>)` when the pattern is not found
+in its field (agent/__init__.py:2935-2970, the decorator's own example), run on final_result's validated answer
+(tool_manager.py:1249-1250). A schema failure (a ValidationError of the call's args) and the validator's ModelRetry are
+both answered with a retry prompt and both count against final_result's `max_retries`, which the Agent sets from its
+output budget (agent/__init__.py:834-835): `retries` is left unset, so 1 ("Defaults to 1 for both"; on the tool path
+"the default per-tool max_retries for each output tool": agent/__init__.py:487-493, 717-725). The answer after that
+budget raises `UnexpectedModelBehavior("Exceeded maximum output retries (1)")` (tool_manager.py:519-533
+`_check_max_retries`, wrapped by _tool_execution.py:630-658) -> failure="model" (`extra.output_retries_exhausted`),
+ahead of the tool-retry mapping, whose exception has a ModelRetry in its chain too; every response had arrived, so the
+counts are what the idiom reads (agent.run's exception carries none: null; iter's `run.usage`, stream-events' handle).
+Each correction is one more model request in `RunUsage.requests`, under `request_limit` (a UsageLimitExceeded is the
+step limit, as everywhere). Measured, every variant: output_check_rejects completes in 3 requests (2 answers);
+output_invalid_then_valid in 3 on AnthropicModel and in 2 on `openai-chat` (strict: the broken object passed over);
+output_never_valid fails after 3 requests (2 answers), before its request_limit=4 (probes/pydantic_ai/output_retries.py:
+with `retries={'output': 5}` request_limit=4 stops it instead). final_output = `result.output.model_dump(mode="json")`;
+final_text = the output call's arguments as the model sent them (JSON text, in the run's last response).
+
 Signal mapping (no scenario knowledge): a `DeferredToolRequests` output -> paused; `RunCancelled` (not
 `RunTimedOut`) -> cancelled; `UsageLimitExceeded` -> limit
 (raised); `RunTimedOut` -> limit="deadline" (raised); kit's `ToolDenied` in the chain -> denied;
-`UnexpectedModelBehavior` raised from a `ModelRetry` (retries exhausted) or the tool's own exception (kit's
+`UnexpectedModelBehavior` "Exceeded maximum output retries" (the structured answer's budget spent) -> failure="model";
+`UnexpectedModelBehavior` raised from a `ModelRetry` (a tool's retries exhausted) or the tool's own exception (kit's
 `ToolFailed`, raise-fatal) in the chain -> failure="tool"; `ModelAPIError`
 (`ModelHTTPError`, e.g. `ModelServerError` for a 5xx, with the status code: models/anthropic/_errors.py `map_api_errors`
 wraps the anthropic `APIStatusError` the client raises after its own retries) or an anthropic / openai `APIError` in the
@@ -167,7 +199,7 @@ committed (after the whole streamed response arrived, before its tools run), nev
 request the timeout cuts in flight is in no count (probes/pydantic_ai/fair.py `deadline`): deadline_slow_model reports
 1 where the server saw 2; a run cut during its first request would report 0 responses where the server saw 1 request
 (pydantic-ai's true count of responses, not a made-up one; the shared contract test reads it as one). Output
-validation retries (`output_retries`) would also count against the run: no scenario uses structured output.
+validation retries count against the run: each correction is a request in `RunUsage.requests` (Structured answers).
 """
 
 from __future__ import annotations
@@ -196,7 +228,7 @@ from loopbench.harness.record import (
     SegmentResult,
 )
 from loopbench.harness.scenario import Scenario
-from loopbench.harness.scenario.model import MAIN_AGENT
+from loopbench.harness.scenario.model import MAIN_AGENT, OutputSpec
 
 HISTORY_FILE = "messages.json"
 CONVERSATION_FILE = "conversation.json"
@@ -257,6 +289,78 @@ def _tool_choice(scenario: Scenario, messages: list[Any], prefix: str) -> str | 
 
 TOOL_CHOICE = ("a capability whose get_model_settings() returns a callable (RunContext -> ModelSettings("
                "tool_choice=...)) for the request about to be sent, from ctx.messages (the docs' per-step idiom)")
+
+
+# the output tool pydantic-ai names a single ToolOutput (_output.py:75 DEFAULT_OUTPUT_TOOL_NAME)
+OUTPUT_TOOL = "final_result"
+STRUCTURED_OUTPUT = (
+    "Agent(output_type=<pydantic model>) ([<model>, DeferredToolRequests] when a tool needs approval): a plain model "
+    "type is an 'auto' output (_output.py:745-752) that the model class resolves to its profile's "
+    "default_structured_output_mode 'tool' (models/__init__.py:1644-1660, profiles/__init__.py:545): the output tool "
+    "final_result (_output.py:75, 1659) offered beside the agent's tools, tool_choice any; AnthropicModel sends it "
+    "without strict (strict only when set: providers/anthropic.py:293-301, models/anthropic/__init__.py:3979-3980); "
+    "its args validated into the model, a ValidationError answered with a retry prompt; result.output. Output "
+    "retries: the Agent's default retries (1: agent/__init__.py:487-493, 717-725) as final_result's max_retries "
+    "(agent/__init__.py:834-835)")
+STRUCTURED_OUTPUT_OPENAI = (
+    "Agent(output_type=<pydantic model>) ([<model>, DeferredToolRequests] when a tool needs approval): the output "
+    "tool final_result (as the default's); OpenAIChatModel's profile transformer finds the schema strict-compatible "
+    "and sends the tool with strict: true (models/__init__.py:3951-3972, profiles/openai.py:673-675, "
+    "models/openai/_chat_model.py:1288-1289); its args validated into the model, a ValidationError answered with a "
+    "retry prompt; result.output. Output retries: the Agent's default retries (1: agent/__init__.py:487-493) as "
+    "final_result's max_retries (agent/__init__.py:834-835)")
+OUTPUT_CHECK = ("@agent.output_validator raising ModelRetry(message) when the pattern is not found (the decorator's "
+                "own example, agent/__init__.py:2935-2970), run on the validated answer of final_result "
+                "(tool_manager.py:1249-1250): the model gets a retry prompt with the message; it shares "
+                "final_result's retry budget (1): the second rejected answer raises UnexpectedModelBehavior("
+                "'Exceeded maximum output retries (1)') (tool_manager.py:519-533, _tool_execution.py:653-658)")
+
+
+def output_model(spec: OutputSpec) -> type[Any]:
+    """The scenario's structured answer as the pydantic model pydantic-ai's docs hand `Agent(output_type=...)`
+    (docs/output.md, "Output data"): `pydantic.create_model(<name>, ...)`, its docstring the description (the output
+    tool's description), every field required (str / int / float / bool; an enum a Literal), extra fields forbidden.
+    The check is not in it: it is the agent's `@agent.output_validator` (`_check_validator`)."""
+    from typing import Literal
+
+    from pydantic import ConfigDict, Field, create_model
+
+    kinds: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
+    fields: dict[str, Any] = {}
+    for name, field in spec.fields.items():
+        kind: Any = Literal[tuple(field.enum)] if field.enum is not None else kinds[field.type]
+        fields[name] = (kind, Field(description=field.description))
+    model: type[Any] = create_model(spec.name, __config__=ConfigDict(extra="forbid"), __doc__=spec.description,
+                                    **fields)
+    return model
+
+
+def _check_validator(spec: OutputSpec) -> Any:
+    """The output's check as the docs' output validator: a function of the output that raises
+    `ModelRetry(<message>)` when the pattern is not found in its field (agent/__init__.py `output_validator`'s
+    example); any other output (a DeferredToolRequests, at a pause) passes as it is."""
+    import re
+
+    from pydantic import BaseModel
+    from pydantic_ai import ModelRetry
+
+    check = spec.check
+    assert check is not None
+
+    def holds(output: Any) -> Any:
+        if isinstance(output, BaseModel) and re.search(check.pattern, str(getattr(output, check.field))) is None:
+            raise ModelRetry(check.message)
+        return output
+
+    return holds
+
+
+def _output_exhausted(exc: BaseException) -> bool:
+    """pydantic-ai's own words for an answer whose output retries are spent: 'Exceeded maximum output retries (N)'
+    (_tool_execution.py:637, 657; _agent_graph.py:866), 'Exceeded maximum retries (N) for output validation' in
+    earlier releases."""
+    text = str(exc)
+    return text.startswith("Exceeded maximum output retries") or "for output validation" in text
 
 
 TOOL_ERROR_RETRY = ("the tool raises ModelRetry(text), for a recoverable error and for a timeout (tools-advanced.md: "
@@ -325,6 +429,8 @@ class PydanticAIAdapter(Adapter):
         "tool_error_fatal": "the tool raises ToolFailed(text) (tools-advanced.md: 'when the call is done and the "
                             "result is a failure'): the model gets a failed tool result and the loop goes on; no "
                             "retry budget used",
+        "structured_output": STRUCTURED_OUTPUT,
+        "output_check": OUTPUT_CHECK,
     }
 
     @classmethod
@@ -453,7 +559,26 @@ class PydanticAIAdapter(Adapter):
         if scenario.instructions is not None:
             kwargs["instructions"] = scenario.instructions
         agent = Agent(model, tools=tools, **kwargs)
+        if scenario.output is not None:  # the check as the docs' output validator; every retry default left as is
+            if scenario.output.check is not None:
+                agent.output_validator(_check_validator(scenario.output))
+            settings["output"] = self._output_settings(scenario.output, agent)
         return agent, settings
+
+    @staticmethod
+    def _output_settings(spec: OutputSpec, agent: Any) -> dict[str, Any]:
+        """What the segment records of the structured answer's settings: pydantic-ai's defaults but for the type
+        and the validator. `output_retries` is the budget the agent resolved (agent/__init__.py:823-826, private:
+        null where a release keeps it elsewhere)."""
+        retries = getattr(agent, "_max_output_retries", None)
+        return {"output_type": f"{spec.name} (pydantic model, extra='forbid')",
+                "mode": f"auto, resolved to the profile's default 'tool': the output tool {OUTPUT_TOOL}",
+                "check": (f"@agent.output_validator on {spec.check.field} raising ModelRetry(message)"
+                          if spec.check is not None else None),
+                "retries": "not set: the Agent's default (1 for tools and output, agent/__init__.py:487-493)",
+                "output_retries": retries if isinstance(retries, int) else None,
+                "on_exhausted": "UnexpectedModelBehavior('Exceeded maximum output retries (N)') raised "
+                                "(_tool_execution.py:653-658)"}
 
     def _agent_kwargs(self, scenario: Scenario, ledger: LedgerClient, settings: dict[str, Any], who: str
                       ) -> dict[str, Any]:
@@ -462,9 +587,15 @@ class PydanticAIAdapter(Adapter):
 
         names = scenario.tools_of(who)
         kwargs: dict[str, Any] = {}
+        output = scenario.output if who == MAIN_AGENT else None  # a structured answer is the main agent's
+        answer: Any = output_model(output) if output is not None else str
+        shown = output.name if output is not None else "str"
         if any(scenario.tools[n].approval == "required" for n in names):
-            kwargs["output_type"] = [str, DeferredToolRequests]
-            settings["output_type"] = "[str, DeferredToolRequests]"
+            kwargs["output_type"] = [answer, DeferredToolRequests]
+            settings["output_type"] = f"[{shown}, DeferredToolRequests]"
+        elif output is not None:
+            kwargs["output_type"] = answer
+            settings["output_type"] = shown
         caps = self._capabilities(scenario, ledger, settings, names, main=who == MAIN_AGENT)
         if caps:
             kwargs["capabilities"] = caps
@@ -638,7 +769,8 @@ class PydanticAIAdapter(Adapter):
                     self._save_cancelled(exc, ctx.snapshot_dir)
                     return SegmentResult(signals=signals, counters=counters, notes=notes,
                                          snapshot=str(ctx.snapshot_dir), **common)
-                if signals.failure == "model":  # raised in a model call: the failed request and the client's
+                if signals.failure == "model" and not signals.extra.get("output_retries_exhausted"):
+                    # raised in a model call: the failed request and the client's
                     # retries are in no RunUsage (it counts committed responses): unknown, not the count so far
                     counters = counters.model_copy(update={"model_requests_reported": None, "runtime_steps": None,
                                                            "input_tokens_reported": None,
@@ -660,9 +792,11 @@ class PydanticAIAdapter(Adapter):
                                            "deferred_calls": len(output.calls)})
             return SegmentResult(signals=signals, counters=counters, snapshot=str(ctx.snapshot_dir),
                                  notes=notes, **common)
-        final = output if isinstance(output, str) else json.dumps(output, default=str)
+        structured = _structured(output)
+        final = (output if isinstance(output, str) else _answer_text(result) if structured is not None
+                 else json.dumps(output, default=str))
         finish = getattr(result.response, "finish_reason", None)
-        signals = NativeSignals(ended="returned", final_text=final, finish_reason=finish,
+        signals = NativeSignals(ended="returned", final_text=final, final_output=structured, finish_reason=finish,
                                 extra={**extra, "tool_calls_succeeded": getattr(usage, "tool_calls", None)})
         return SegmentResult(signals=signals, counters=counters, notes=notes, **common)
 
@@ -692,6 +826,11 @@ class PydanticAIAdapter(Adapter):
             return NativeSignals(**base, denied=True)
         if in_chain(exc, RaisedToolError):  # the tool's own error, raised out of the run (raise-fatal)
             return NativeSignals(**base, failure="tool")
+        if isinstance(exc, UnexpectedModelBehavior) and _output_exhausted(exc):
+            # the model's answers kept failing validation (schema or output validator) past the output retries:
+            # the model failed the task's answer; every response was received, so the counts stand
+            base["extra"]["output_retries_exhausted"] = True
+            return NativeSignals(**base, failure="model")
         if isinstance(exc, UnexpectedModelBehavior) and in_chain(exc, ModelRetry):
             base["extra"]["tool_retries_exhausted"] = True
             return NativeSignals(**base, failure="tool")
@@ -712,6 +851,23 @@ class PydanticAIAdapter(Adapter):
             output_tokens_reported=usage.output_tokens, runtime_steps=usage.requests, runtime_step_unit=STEP_UNIT,
             cost_usd_reported=float(cost) if cost is not None else None, cumulative=self.cumulative,
         )
+
+
+def _structured(output: Any) -> dict[str, Any] | None:
+    """The validated structured answer as JSON (`model_dump(mode="json")`), None when the run returned text."""
+    from pydantic import BaseModel
+
+    return output.model_dump(mode="json") if isinstance(output, BaseModel) else None
+
+
+def _answer_text(result: Any) -> str | None:
+    """The structured answer as the model sent it: the arguments (JSON text) of the output tool's call in the run's
+    last response, None where that response holds none."""
+    from pydantic_ai.messages import ToolCallPart
+
+    calls = [p for p in getattr(result.response, "parts", ()) if isinstance(p, ToolCallPart)
+             and p.tool_name == OUTPUT_TOOL]
+    return calls[-1].args_as_json_str() if calls else None
 
 
 def _usage_carried(exc: Exception) -> Any:
@@ -840,6 +996,10 @@ class PydanticAIOpenAIChat(PydanticAIAdapter):
     about = ("OpenAIChatModel + OpenAIProvider: the scenario's Claude model through an OpenAI-compatible endpoint; a "
              "model genai-prices cannot price under that provider gets no cost limit")
     id_prefix: ClassVar[str] = OPENAI_ID_PREFIX
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **PydanticAIAdapter.mechanism_table,
+        "structured_output": STRUCTURED_OUTPUT_OPENAI,
+    }
 
     def _model(self, scenario: Scenario, ctx: RunContext) -> tuple[Any, dict[str, Any]]:
         from pydantic_ai.models.openai import OpenAIChatModel

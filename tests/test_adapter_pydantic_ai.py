@@ -450,3 +450,156 @@ def test_each_idiom_cancels_the_way_its_docs_show():
     assert idioms["iter"].mechanism_table["cancel"].startswith("run.cancel() on the agent.iter() handle")
     assert idioms["stream-events"].mechanism_table["cancel"].startswith("events.cancel()")
     assert "conversation=Conversation(" in idioms["conversation"].mechanism_table["resume_after_cancel"]
+
+
+# ---- structured answers (a scenario's `output`): Agent(output_type=<pydantic model>), the output tool final_result,
+# the check an @agent.output_validator raising ModelRetry, the Agent's default output retries (1)
+
+OUTPUT_SCENARIOS = ("output_invalid_then_valid", "output_check_rejects", "output_never_valid")
+CHECKED = ("output_check_rejects", "output_never_valid")
+TRIAGE = {"ticket_id": "T-1", "priority": "urgent", "policy_id": "POL-7"}
+# the stream-events handle and agent.iter's run keep the usage after a raise; agent.run's exception carries none
+USAGE_AFTER_RAISE = ("iter", "stream-events")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", OUTPUT_SCENARIOS)
+def test_the_answer_is_a_call_to_the_output_tool_final_result(records, scenario, variant):
+    """A model output type is ToolOutput on both model classes: final_result is offered beside get_ticket on every
+    request; AnthropicModel sends it without strict (the server serves every object), OpenAIChatModel with strict
+    (constrained: a broken object is passed over); the check is the output validator, in no schema."""
+    r = records[(scenario, variant)]
+    assert all(q.tools_offered == ["get_ticket", "final_result"] for q in r.requests), scenario
+    answers = [q for q in r.requests if q.output_attempt is not None]
+    assert answers and all(q.output_constrained is (variant == "openai-chat") for q in answers)
+    output = r.native.settings["output"]
+    assert output["output_type"] == "TicketTriage (pydantic model, extra='forbid')"
+    assert output["mode"].endswith("the output tool final_result") and output["output_retries"] == 1
+    assert output["retries"].startswith("not set: the Agent's default (1")
+    assert (output["check"] == "@agent.output_validator on policy_id raising ModelRetry(message)") is (
+        scenario in CHECKED)
+    assert r.native.settings["output_type"] == "TicketTriage"
+    table = adapter_class("pydantic-ai", variant).mechanism_table
+    assert r.native.mechanisms["structured_output"] == table["structured_output"]
+    assert ("strict: true" in table["structured_output"]) is (variant == "openai-chat")
+    assert r.native.mechanisms.get("output_check") == (table["output_check"] if scenario in CHECKED else None)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scenario", ["output_invalid_then_valid", "output_check_rejects"])
+def test_a_rejected_answer_is_sent_back_and_its_correction_completes_the_run(records, scenario, variant):
+    """A schema failure (the enum) and the validator's ModelRetry each get a retry prompt within the output retry
+    budget of 1: the second answer is valid, 3 requests in all, each in RunUsage.requests; under the openai-chat
+    variant's strict tool the enum-breaking object never comes (2 requests, 1 answer)."""
+    import json
+
+    r = records[(scenario, variant)]
+    assert r.outcome == "completed", r.error_reason
+    constrained = variant == "openai-chat" and scenario == "output_invalid_then_valid"
+    expected = 2 if constrained else 3
+    assert r.counters.model_requests_observed == expected == r.counters.model_requests_reported
+    assert r.counters.runtime_steps == expected and r.counters.structured_answers_observed == expected - 1
+    assert [q.output_attempt for q in r.requests] == ([None, 1] if constrained else [None, 1, 2])
+    signals = r.native.signals
+    assert signals.ended == "returned" and signals.final_output == TRIAGE and signals.limit is None
+    assert signals.final_text is not None and json.loads(signals.final_text) == TRIAGE
+    assert r.counters.tool_executions_by_tool == {"get_ticket": 1}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_never_valid_fails_when_the_output_retries_are_spent_before_the_step_limit(records, variant):
+    """The second rejected answer spends the budget (1): UnexpectedModelBehavior('Exceeded maximum output retries
+    (1)') after 3 requests (2 answers), a failure of the model's answer (not the tool-retry mapping, whose exception
+    also has a ModelRetry in its chain); request_limit=4 is never reached (probes/pydantic_ai/output_retries.py)."""
+    r = records[("output_never_valid", variant)]
+    assert r.outcome == "failed", r.error_reason
+    assert r.limits["max_model_calls"].native == "request_limit=4"
+    assert r.counters.model_requests_observed == 3 and r.counters.structured_answers_observed == 2
+    assert [q.output_attempt for q in r.requests] == [None, 1, 2]
+    signals = r.native.signals
+    assert signals.ended == "raised" and signals.failure == "model" and signals.limit is None
+    assert signals.exception_type == "UnexpectedModelBehavior"
+    assert signals.exception_message == "Exceeded maximum output retries (1)"
+    assert signals.extra["output_retries_exhausted"] is True and "tool_retries_exhausted" not in signals.extra
+    assert signals.final_output is None and signals.final_text is None
+    # every response had arrived: the idioms that keep the usage after a raise report all 3
+    reported = 3 if variant in USAGE_AFTER_RAISE else None
+    assert r.counters.model_requests_reported == reported and r.counters.runtime_steps == reported
+    assert r.counters.tool_executions_by_tool == {"get_ticket": 1}
+
+
+def _scenario(scenario_id: str):
+    return next(s for s in load_scenarios() if s.id == scenario_id)
+
+
+def test_the_output_model_has_no_check_and_the_validator_raises_model_retry_with_its_message():
+    """The model: every field required, nothing else allowed, the enum a Literal, no pattern (the check is the
+    validator's alone); the validator raises ModelRetry(message), passes a valid answer and any other output."""
+    import json
+
+    from pydantic import ValidationError
+    from pydantic_ai import DeferredToolRequests, ModelRetry
+
+    from loopbench.adapters.pydantic_ai_agent import _check_validator, output_model
+
+    spec = _scenario("output_check_rejects").output
+    model = output_model(spec)
+    js = model.model_json_schema()
+    assert js["additionalProperties"] is False and sorted(js["required"]) == sorted(spec.fields)
+    assert js["properties"]["priority"]["enum"] == ["low", "normal", "urgent"] and "pattern" not in json.dumps(js)
+    for bad in ({**TRIAGE, "priority": "asap"}, {**TRIAGE, "x": 1}):
+        with pytest.raises(ValidationError):
+            model(**bad)
+    check = _check_validator(spec)
+    assert check(model(**TRIAGE)).model_dump() == TRIAGE
+    with pytest.raises(ModelRetry, match="policy_id must be a policy id"):
+        check(model(**{**TRIAGE, "policy_id": "the refund policy"}))
+    deferred = DeferredToolRequests()
+    assert check(deferred) is deferred
+
+
+def test_a_structured_answer_combines_with_the_deferred_output_of_an_approval():
+    """A scenario with both a tool that needs approval and an output: output_type=[<model>, DeferredToolRequests];
+    without an approval, the model alone; a child agent never gets the main agent's output."""
+    from pydantic_ai import DeferredToolRequests
+
+    from loopbench.adapters.pydantic_ai_agent import PydanticAIAdapter
+    from loopbench.harness.ledger.http import LedgerClient
+    from loopbench.harness.scenario.model import MAIN_AGENT
+
+    spec = _scenario("output_check_rejects").output
+    paused = _scenario("approval_pause").model_copy(update={"output": spec})
+    ledger = LedgerClient("http://127.0.0.1:1", "token", "run")
+    settings: dict = {}
+    kwargs = PydanticAIAdapter()._agent_kwargs(paused, ledger, settings, MAIN_AGENT)
+    model, deferred = kwargs["output_type"]
+    assert model.__name__ == "TicketTriage" and deferred is DeferredToolRequests
+    assert settings["output_type"] == "[TicketTriage, DeferredToolRequests]"
+    plain = PydanticAIAdapter()._agent_kwargs(_scenario("output_check_rejects"), ledger, {}, MAIN_AGENT)
+    assert plain["output_type"].__name__ == "TicketTriage"
+    assert PydanticAIAdapter()._agent_kwargs(_scenario("approval_pause"), ledger, {}, MAIN_AGENT)[
+        "output_type"] == [str, DeferredToolRequests]
+
+
+def test_spent_output_retries_are_a_model_failure_and_a_tools_are_a_tool_failure():
+    """Both exceptions are UnexpectedModelBehavior raised from a ModelRetry: pydantic-ai's words tell them apart
+    (_tool_execution.py 'Exceeded maximum output retries'; tool_manager.py 'Tool ... exceeded max retries count');
+    a request limit met by corrections stays the step limit."""
+    from pydantic_ai import ModelRetry
+    from pydantic_ai.exceptions import UnexpectedModelBehavior, UsageLimitExceeded
+
+    from loopbench.adapters.pydantic_ai_agent import PydanticAIAdapter
+
+    def raised(message: str) -> UnexpectedModelBehavior:
+        exc = UnexpectedModelBehavior(message)
+        exc.__cause__ = ModelRetry("policy_id must be a policy id")
+        return exc
+
+    output = PydanticAIAdapter._raised(raised("Exceeded maximum output retries (1)"), {})
+    assert (output.failure, output.extra) == ("model", {"output_retries_exhausted": True})
+    older = PydanticAIAdapter._raised(raised("Exceeded maximum retries (1) for output validation"), {})
+    assert older.failure == "model"
+    tool = PydanticAIAdapter._raised(raised("Tool 'lookup_policy' exceeded max retries count of 1"), {})
+    assert (tool.failure, tool.extra) == ("tool", {"tool_retries_exhausted": True})
+    limit = PydanticAIAdapter._raised(UsageLimitExceeded("The next request would exceed the request_limit of 4"), {})
+    assert (limit.limit, limit.limit_signal, limit.failure) == ("steps", "raised", None)
