@@ -33,7 +33,7 @@ def _claims_file(tmp_path: Path, predicate, framework: str = "openai-agents") ->
 def test_claims_file_keeps_every_claim_and_gives_predicates() -> None:
     claims = load_claims()
     # the seed claims C01-C18 (the article's, several frameworks' docs), then each added framework's own, by prefix
-    assert [c.id for c in claims if c.id.startswith("C")] == [f"C{i:02d}" for i in range(1, 19)]
+    assert [c.id for c in claims if c.id.startswith("C")] == [f"C{i:02d}" for i in range(1, 26)]
     prefixes = {cls.claim_prefix: fid for fid in BUILTIN if (cls := adapter_class(fid)).claim_prefix}
     for c in claims:
         if not c.id.startswith("C"):
