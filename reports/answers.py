@@ -185,3 +185,16 @@ def answers_frame(records: list[RunRecord]) -> pd.DataFrame:
             rows.append({"question": f"{q.text} (`{q.scenario}`)",
                          **{f: f"{by[f].mark} {by[f].text}" if f in by else "–" for f in frameworks}})
     return pd.DataFrame(rows, columns=["question", *frameworks])
+
+
+def answers_markdown(records: list[RunRecord]) -> str:
+    """The README's "Which framework?" table: a row per question (its scenario named), a column per framework's
+    default idiom, each cell `mark answer`; "" when no question's scenario ran."""
+    frame = answers_frame(records)
+    if frame.empty:
+        return ""
+    header = ["question", *frame.columns[1:]]
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for row in frame.itertuples(index=False):
+        lines.append("| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |")
+    return "\n".join(lines)

@@ -99,3 +99,13 @@ def test_the_table_has_a_row_per_question_and_a_column_per_framework(raw):
     frame = answers_frame(load_records(PUBLISHED))
     assert list(frame.columns) == ["question", *sorted({f for _, f in raw})]
     assert len(frame) == len({q.id for q in QUESTIONS if any(s == q.scenario for s, _ in raw)})
+
+
+def test_a_correction_is_named_only_where_a_second_answer_completed_the_run(raw, said):
+    for (qid, f), a in said.items():
+        if qid != "validation":
+            continue
+        r = raw[(_q(qid), f)]
+        corrected = r["outcome"] == "completed" and (r["counters"]["structured_answers_observed"] or 0) > 1
+        assert a.text.startswith("asks a correction") == corrected, (f, a.text)
+        assert f"{r['counters']['model_requests_observed']} request" in a.text, (f, a.text)
