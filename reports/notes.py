@@ -15,7 +15,8 @@ CLAIM_MARK: dict[str, str] = {"holds": "✓", "refuted": "✗", "not testable": 
 
 HOW_TO_READ = [
     "Each cell is one scenario × framework variant: the normalized outcome the harness derived from the "
-    "framework's own signals and ground truth, the counters that matter for that scenario, and the verdict "
+    "framework's own signals and ground truth, the counters that matter for that scenario (in report.md, in "
+    "the cell's note), and the verdict "
     "against the scenario's ideal (`conforms`, `deviates` with each deviation as name: ideal→observed, "
     "`unsupported` when the framework (or the variant's idiom) has no native control for a limit or an intent "
     "the scenario sets — e.g. a pause that can be resumed in another process —, `error` when loopbench itself "

@@ -28,8 +28,9 @@ from loopbench.reports.frames import (
     units_frame,
 )
 from loopbench.reports.load import ResultsWarning, load_records, load_results
+from loopbench.reports.markdown_report import MD_LINE_CAP
 from loopbench.reports.show import show_run
-from tests.edit_results import rewritten
+from tests.edit_results import rewritten, write_records
 
 TIER = "unit"
 
@@ -173,20 +174,21 @@ def test_build_reports_writes_every_format(results_dir: Path) -> None:
 
     md = (results_dir / "report.md").read_text()
     assert md.startswith("# loopbench report")
-    # the first line says which run this is (time, revision, versions), not where the file was read from
-    head = md.splitlines()[2]
+    # the first paragraph says which run this is (time, revision, versions), not where the file was read from
+    head = " ".join(md.split("\n\n")[1].split())
     assert str(results_dir) not in md and "results.jsonl" not in head
     assert head.startswith("23 runs, started 2026-11-30 11:56:25 UTC") and "loopbench revision 18bb9f7+dirty" in head
     assert "openai-agents 0.24.0" in head
     assert md.index("## Scorecard") < md.index("## Comparison matrix") < md.index("## Environment")
     env_part = md.split("## Environment")[1]
-    assert "loopbench revision | 18bb9f7+dirty" in env_part and "Python | 3.11.7" in env_part
+    assert "- loopbench revision: 18bb9f7+dirty" in env_part and "- Python: 3.11.7" in env_part
     assert "openai-agents 0.24.0" in env_part and "langgraph 1.2.24" in env_part
     for section in ("## Comparison matrix", "## Units", "## Accounting", "## Documented claims",
                     "## Cost per model call", "## Stability", "![Verdict per scenario and framework variant]",
-                    "### limits", "Draft a support reply citing the policy (`support_draft_completes`)"):
+                    "### limits", "- `support_draft_completes`: Draft a support reply citing the policy"):
         assert section in md
     assert "⟳" in md  # the unstable cell
+    assert max(len(x) for x in md.splitlines()) <= MD_LINE_CAP  # a terminal shows it
 
     csv = pd.read_csv(results_dir / "matrix.csv")
     assert len(csv) == 22 and {"scenario", "framework", "variant", "outcome", "verdict", "deviations",
@@ -330,19 +332,56 @@ def _doctored(tmp_path: Path) -> Path:
 CELL_SPLIT = re.compile(r"(?<!\\)\|")
 
 
-def _matrix_cells(md: str) -> list[tuple[str, str, str, dict[int, str]]]:
-    """Every cell of report.md's comparison matrix: (scenario, column, text, the notes under its table)."""
+def _tables(lines: list[str]) -> list[list[list[str]]]:
+    """The Markdown tables among `lines`: each its rows (header first, the delimiter row left out) of cells."""
+    out: list[list[list[str]]] = []
+    prev = ""
+    for x in lines:
+        if x.startswith("|"):
+            if not prev.startswith("|"):
+                out.append([])
+            if not re.fullmatch(r"\|(?:-+\|)+", x):
+                out[-1].append([c.strip() for c in CELL_SPLIT.split(x.strip()[1:-1])])
+        prev = x
+    return out
+
+
+def _list_items(lines: list[str]) -> list[str]:
+    """The list items among `lines`, each with its wrapped continuation lines joined."""
+    items: list[str] = []
+    within = False
+    for x in lines:
+        if x.startswith("- "):
+            items.append(x[2:])
+            within = True
+        elif within and x.startswith("  "):
+            items[-1] += " " + x.strip()
+        else:
+            within = False
+    return items
+
+
+def _matrix_blocks(md: str) -> dict[str, tuple[dict[str, str], list[list[list[str]]], dict[int, str]]]:
+    """report.md's comparison matrix per category: its legend (scenario id -> title), its tables and its notes."""
     matrix = md.split("## Comparison matrix")[1].split("\n## ")[0]
-    out = []
+    out = {}
     for block in matrix.split("\n### ")[1:]:
         lines = block.splitlines()
-        notes = {int(m.group(1)): m.group(2) for m in (re.match(r"- \[(\d+)\] (.+)$", x) for x in lines) if m}
-        rows = [x for x in lines if x.startswith("| ")]
-        head = [c.strip() for c in CELL_SPLIT.split(rows[0].strip().strip("|"))]
-        for row in rows[1:]:
-            texts = [c.strip() for c in CELL_SPLIT.split(row.strip()[1:-1])]
-            sid = re.search(r"\(`([^`]+)`\)$", texts[0]).group(1)
-            out += [(sid, col, text, notes) for col, text in zip(head[1:], texts[1:], strict=True)]
+        items = _list_items(lines)
+        legend = {m.group(1): m.group(2) for m in (re.fullmatch(r"`([^`]+)`: (.+)", x) for x in items) if m}
+        notes = {int(m.group(1)): m.group(2) for m in (re.fullmatch(r"\[(\d+)\] (.+)", x) for x in items) if m}
+        out[lines[0]] = (legend, _tables(lines), notes)
+    return out
+
+
+def _matrix_cells(md: str) -> list[tuple[str, str, str, dict[int, str]]]:
+    """Every cell of report.md's comparison matrix: (scenario, column, text, the notes under its tables)."""
+    out = []
+    for _, tables, notes in _matrix_blocks(md).values():
+        for head, *rows in tables:
+            assert head[0] == "scenario"
+            for texts in rows:
+                out += [(texts[0], col, text, notes) for col, text in zip(head[1:], texts[1:], strict=True)]
     return out
 
 
@@ -374,7 +413,7 @@ def test_every_deviating_cell_of_report_md_says_what_deviates(tmp_path: Path) ->
     # the cell whose counters are a conforming cell's says in its note what deviates
     (cell,) = [(text, notes) for sid, col, text, notes in found if (sid, col) == ("support_draft_completes",
                                                                                    "openai-agents")]
-    assert cell[0].startswith("⚠ completed · requests 3 · tool runs 2 · [")
+    assert re.fullmatch(r"⚠ completed \[\d+\]", cell[0])  # no counter in report.md: the note says it
     note = cell[1][int(re.search(r"\[(\d+)\]", cell[0]).group(1))]
     assert "reported hitting the limit as a normal answer" in note and "a distinct limit signal→a normal answer" in note
     # notes are numbered once through the report; the same words are one note for every cell they fit
@@ -382,6 +421,58 @@ def test_every_deviating_cell_of_report_md_says_what_deviates(tmp_path: Path) ->
     assert numbers == list(range(1, len(numbers) + 1))
     runaway = [text for sid, _, text, _ in found if sid == "runaway_step_limit"]
     assert len(set(runaway)) == 1
+
+
+def test_report_md_fits_a_terminal(tmp_path: Path, records) -> None:
+    """No line of report.md is longer than MD_LINE_CAP (but one unbreakable word); the matrix gives each category's
+    scenarios with their titles once, then tables of at most MD_MATRIX_COLUMNS variants of one framework each."""
+    from loopbench.harness.record import column_of
+    from loopbench.reports.data import report_data
+    from loopbench.reports.markdown_report import MD_MATRIX_COLUMNS, render_markdown
+
+    # openai-agents in six idioms (tables of 3 and 3), langgraph in one: the published suite's shape, smaller; and a
+    # scenario title too long for a line
+    long_title = "Draft a support reply citing the policy" + ", and so on" * 20
+    base = [r.model_copy(update={"scenario_title": long_title}) if r.scenario == "support_draft_completes" else r
+            for r in records]
+    wide = base + [r.model_copy(update={"variant": f"idiom-{i}", "run_id": f"{r.run_id}-idiom-{i}"})
+                   for r in base if r.framework == "openai-agents" for i in range(1, 6)]
+    md = render_markdown(report_data(load_results(write_records(tmp_path / "wide", wide))))
+    long = [x for x in md.splitlines() if len(x) > MD_LINE_CAP and not re.fullmatch(r"[-> ]*\S+", x)]
+    assert not long, long[:3]
+    assert f"- `support_draft_completes`: {long_title}" not in md  # wrapped
+
+    blocks = _matrix_blocks(md)
+    framework_of = {column_of(r.framework, r.variant): r.framework for r in wide}
+    want: dict[str, dict[str, str]] = {}
+    for r in wide:
+        want.setdefault(r.category or "other", {})[r.scenario] = r.scenario_title or r.scenario
+    assert len(blocks) == len(want)
+    for label, (legend, tables, _) in blocks.items():
+        (cat,) = [c for c, scen in want.items() if set(scen) == set(legend)]
+        assert legend == want[cat], label  # each scenario, with its title
+        shown: dict[str, list[str]] = {}
+        for head, *rows in tables:
+            variants = head[1:]
+            assert 1 <= len(variants) <= MD_MATRIX_COLUMNS and len({framework_of[v] for v in variants}) == 1, head
+            assert [row[0] for row in rows] == sorted(legend), label  # every scenario of the category, by id
+            shown.setdefault(framework_of[variants[0]], []).extend(variants)
+        assert shown == {"langgraph": ["langgraph"],
+                         "openai-agents": ["openai-agents", *(f"openai-agents:idiom-{i}" for i in range(1, 6))]}
+    assert [len(t[0]) - 1 for t in next(iter(blocks.values()))[1]] == [1, 3, 3]  # as even as can be
+
+
+def test_wrapped_prose_renders_as_before() -> None:
+    from loopbench.reports.markdown_report import md_wrap
+
+    text = "word " * 30 + "- not an item, 1. not a list, # not a heading, > not a quote, | not a row, ```" + " x" * 40
+    wrapped = md_wrap(text, "- ", width=40)
+    lines = wrapped.splitlines()
+    assert len(lines) > 5 and lines[0].startswith("- word") and all(x.startswith("  ") for x in lines[1:])
+    assert " ".join(wrapped[2:].split()) == " ".join(text.split())  # a soft line break is a space
+    assert not any(re.match(r"\s*(?:[-+*>#|]|\d+[.)]|```)(?:\s|$)", x) for x in lines[1:])
+    assert md_wrap("a-very-long-word-that-cannot-break " * 2, width=10).splitlines() == [
+        "a-very-long-word-that-cannot-break"] * 2
 
 
 @pytest.mark.process
@@ -396,7 +487,7 @@ def test_a_deviating_outcome_carries_a_cross(tmp_path: Path) -> None:
         deviates = any(x.name == "outcome" for x in rec.deviations)
         assert text.startswith(f"{VERDICT_MARK[rec.verdict]} {rec.outcome} ✗") == deviates, (sid, col, text)
     (failed,) = [t for sid, col, t, _ in found if (sid, col) == ("approval_pause", "langgraph")]
-    assert failed.startswith("⚠ failed ✗ · ")
+    assert re.fullmatch(r"⚠ failed ✗ \[\d+\]", failed)
 
 
 @pytest.mark.process
@@ -437,7 +528,7 @@ def test_a_report_lists_only_the_claims_about_the_frameworks_in_its_run(results_
     assert present == {"openai-agents", "langgraph"}
     md = (results_dir / "report.md").read_text()
     table = md.split("## Documented claims")[1].split("\n## ")[0]
-    listed = {row.split(" | ")[1] for row in table.splitlines() if re.match(r"\| C\d\d ", row)}
+    listed = {m.group(1) for m in (re.match(r"- \*\*C\d\d\*\* .*? · ([\w-]+): ", x) for x in table.splitlines()) if m}
     assert listed == present | {"all"}
     summary = json.loads((results_dir / "summary.json").read_text())
     assert {c["framework"] for c in summary["claims"]} == present | {"all"}

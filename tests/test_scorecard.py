@@ -130,7 +130,7 @@ def test_the_worst_line_names_only_deviating_cells(records, tmp_path):
     shutil.copytree(DATA, d)
     build_reports(d, {"md", "html"})
     md = (d / "report.md").read_text()
-    scorecard_md = md.split("## Scorecard")[1].split("\n## ")[0]
+    scorecard_md = " ".join(md.split("## Scorecard")[1].split("\n## ")[0].split())  # wrapped prose: one line
     assert "— runaway_step_limit" in scorecard_md
     assert "cost_budget" not in scorecard_md and "deadline_slow_model" not in scorecard_md
     page = (d / "report.html").read_text()
@@ -170,9 +170,12 @@ def test_report_and_diff_html_with_a_baseline(tmp_path):
     shutil.copytree(DATA, new)
     build_reports(new, {"md", "json"}, baseline=base)
     md = (new / "report.md").read_text()
-    assert "## Changes against the baseline" in md and "**1 of 20 common cell(s) changed**" in md
+    prose = " ".join(md.split())  # wrapped prose, as one line
+    assert "## Changes against the baseline" in md and "**1 of 20 common cell(s) changed**" in prose
     assert "- runaway_step_limit × langgraph: outcome: capped → limit_steps" in md
-    assert md.count("⇄ changed |") == 1
+    matrix = md.split("## Comparison matrix")[1].split("\n## ")[0]
+    marked = [x for x in matrix.splitlines() if x.startswith("|") and "⇄" in x]
+    assert len(marked) == 1 and marked[0].startswith("| runaway_step_limit ") and marked[0].count("⇄") == 1
     cells = {(c["scenario"], c["column"]): c for c in json.loads((new / "summary.json").read_text())["matrix"]}
     assert cells[("runaway_step_limit", "langgraph")]["changes"] == ["outcome: capped → limit_steps"]
     assert cells[("runaway_step_limit", "openai-agents")]["changes"] == []

@@ -84,7 +84,7 @@ def test_the_scenarios_fault_is_said_in_the_progress_line_the_report_and_junit(t
     assert "→ script_error (the scenario's script:" in line and "after turn 'read'" in line
     build_reports(tmp_path, {"md", "html"})
     md = (tmp_path / "report.md").read_text()
-    cell = next(x for x in md.splitlines() if "(`ticket_answer_bug`)" in x and x.startswith("|"))
+    cell = next(x for x in md.splitlines() if x.startswith("| ticket_answer_bug "))
     note = cell.split("[")[-1].split("]")[0]
     assert "✖ script_error" in cell and f"- [{note}] script_error: the scenario's script:" in md
     assert "script_error: the scenario&#x27;s script:" in (tmp_path / "report.html").read_text() or \

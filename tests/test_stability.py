@@ -90,7 +90,7 @@ def test_the_command_stores_its_check_and_the_report_shows_it(tmp_path):
     report = subprocess.run([*cli, "report", str(pub), "--format", "md"], env=env, capture_output=True, text=True,
                             timeout=300)
     assert report.returncode == 0, report.stderr
-    section = (pub / "report.md").read_text().split("## Stability")[1]
+    section = " ".join((pub / "report.md").read_text().split("## Stability")[1].split())  # wrapped prose: one line
     assert f"{2 * len(sensitive)} runs" in section and "compared with these results" in section
 
     def moved(r: dict) -> None:
