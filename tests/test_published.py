@@ -29,10 +29,11 @@ def test_published_diff_against_itself_is_unchanged():
 # Each documented claim's verdict on the publication, pinned: a claim that silently flips (a framework changed, a
 # predicate edited, a path misspelt) fails here. Refresh it with the publication, reviewing each change.
 PUBLISHED_CLAIMS = {
-    **{f"C{i:02d}": "holds" for i in range(1, 19)}, "C18": "refuted",
-    **{f"MA{i:02d}": "holds" for i in range(1, 9)}, "MA09": "refuted",  # no onAbort on a cancel during a tool
-    **{f"ADK{i:02d}": "holds" for i in range(1, 14)},
-    **{f"PA{i:02d}": "holds" for i in range(1, 15)},
+    **{f"C{i:02d}": "holds" for i in range(1, 25)}, "C18": "refuted",
+    "C25": "refuted",  # LangGraph's ToolStrategy corrects past the 4-call limit (6 requests)
+    **{f"MA{i:02d}": "holds" for i in range(1, 11)}, "MA09": "refuted",  # no onAbort on a cancel during a tool
+    **{f"ADK{i:02d}": "holds" for i in range(1, 15)},
+    **{f"PA{i:02d}": "holds" for i in range(1, 16)},
 }
 
 

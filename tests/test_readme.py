@@ -210,10 +210,11 @@ def test_the_findings_on_streaming_hold():
 
     pairs, differing = streamed_vs_not(load_records(PUBLISHED))
     assert set(pairs["framework"]) == set(DEFAULTS) - {"claude-agent-sdk"}  # its SDK streams in every idiom
-    assert set(pairs["scenarios compared"]) == {45}
+    assert set(pairs["scenarios compared"]) == {48}
     # the same requests, tool runs and final text but in two scenarios: a cut stream, a cancelled task
     reported = {"requests reported", "input tokens reported", "output tokens reported", "cost reported $",
-                "input tokens served", "output tokens served"}  # a broken stream: the usage of its whole events
+                "input tokens served", "output tokens served",  # a broken stream: the usage of its whole events
+                "final text"}  # what the run says it answered (the Vercel streams', below)
     behaved = {(v, s) for v, s, text in zip(differing["streamed"], differing["scenario"], differing["differences"],
                                             strict=True)
                if {w.split(":")[0] for w in text.split("; ")} - reported}
@@ -224,10 +225,14 @@ def test_the_findings_on_streaming_hold():
     by = {f: sorted(zip(d["streamed"], d["scenario"], d["differences"], strict=True))
           for f, d in differing.groupby("framework")}
     # pydantic-ai: null from `run`, a count from the event stream, in 10 scenarios
-    assert len(by["pydantic-ai"]) == 10 and all(d.startswith("requests reported: null → ") for *_, d in by["pydantic-ai"])
+    assert len(by["pydantic-ai"]) == 11 and all(d.startswith("requests reported: null → ") for *_, d in by["pydantic-ai"])
     # the Vercel AI SDK: no step from either stream where a deadline or a cancel stops a tool
     no_step = {s for v, s, d in by["vercel-ai"] if d.startswith("requests reported: 1 → null")}
     assert no_step == {"deadline_slow_tool", "subagent_deadline", "cancel_during_tool"}
+    # the Vercel streams keep a rejected structured answer's text; generateText throws with none
+    text = {(v, s) for v, s, d in by["vercel-ai"] if d.startswith("final text: none → ")}
+    assert text == {(v, s) for v in ("vercel-ai:stream-text", "vercel-ai:tool-loop-agent-stream")
+                    for s in ("output_check_rejects", "output_never_valid")}
 
 
 def _by_agent(scenario: str, framework: str, variant: str = "default") -> dict[str, int]:
@@ -293,7 +298,11 @@ def test_the_speed_section_is_the_committed_bench_results_in_words():
 
 
 if __name__ == "__main__":  # `python -m tests.test_readme [speed]`: the text to paste after `make publish` / `make bench`
-    if sys.argv[1:] == ["speed"]:
+    if sys.argv[1:] == ["answers"]:
+        from loopbench.reports.answers import answers_markdown
+
+        print(answers_markdown(load_records(PUBLISHED)))
+    elif sys.argv[1:] == ["speed"]:
         import json
 
         from loopbench.bench.summary import readme_speed
@@ -386,3 +395,73 @@ def test_the_findings_on_the_hostile_wire_hold():
     unknown = {f: _rep("wire_unknown_finish_reason", f) for f in DEFAULTS}
     assert unknown["vercel-ai"].outcome == "incomplete" and unknown["vercel-ai"].counters.tool_executions == 0
     assert {f for f, r in unknown.items() if r.outcome == "completed"} == set(DEFAULTS) - {"vercel-ai"}
+
+
+def test_the_chooser_table_is_the_published_answers():
+    """The README's "Which framework?" table is `answers_markdown` of the published records, row for row: a
+    changed answer means pasting `python -m tests.test_readme answers` after `make publish`."""
+    from loopbench.reports.answers import answers_markdown
+
+    table = answers_markdown(load_records(PUBLISHED))
+    assert table and table in README.read_text(encoding="utf-8")
+
+
+def test_the_chooser_table_check_can_fail(tmp_path, monkeypatch):
+    text = README.read_text(encoding="utf-8")
+    assert "✓ its default limit, at 10 requests" in text
+    fake = tmp_path / "README.md"
+    fake.write_text(text.replace("✓ its default limit, at 10 requests", "✓ its default limit, at 9 requests", 1),
+                    encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "README", fake)
+    try:
+        test_the_chooser_table_is_the_published_answers()
+    except AssertionError:
+        return
+    raise AssertionError("a changed answer in the README was not caught")
+
+
+def test_the_headline_findings_hold():
+    # four stop a runaway loop by default, at their own limits; the other three run to the cap
+    stops = {f: (_rep("default_limits", f).outcome, _counter("default_limits", f, "model_requests_observed"))
+             for f in DEFAULTS}
+    assert {f: n for f, (o, n) in stops.items() if o == "limit_steps"} == {
+        "openai-agents": 10, "pydantic-ai": 50, "mastra": 5, "vercel-ai": 1}
+    # told to stop at 8, all seven do
+    assert all(_rep("runaway_step_limit", f).outcome == "limit_steps" and _counter(
+        "runaway_step_limit", f, "model_requests_observed") == 8 for f in DEFAULTS)
+    # a rejection stops none; the other write reaches the customer
+    assert all(_rep("approval_rejected_resume", f).outcome != "denied" for f in DEFAULTS)
+    # writes twice: five after a timed-out send, three on a second resume
+    assert sum(_counter("write_timeout_unknown", f, "effects_by_tool.send_reply") == 2 for f in DEFAULTS) == 5
+    assert sum(_counter("resume_twice", f, "tool_executions_by_tool.send_reply") == 2 for f in DEFAULTS) == 3
+    # one token budget, three deadlines; no stall detection
+    assert sum(_rep("token_budget", f).outcome == "limit_budget" for f in DEFAULTS) == 1
+    assert sum(_rep("deadline_slow_model", f).outcome == "limit_deadline" for f in DEFAULTS) == 3
+    assert not any(_rep("repeated_empty_search", f).outcome == "stalled" for f in DEFAULTS)
+
+
+def test_the_findings_on_structured_answers_hold():
+    corrects = {"claude-agent-sdk", "google-adk", "pydantic-ai"}
+    constrained = set(DEFAULTS) - corrects
+    for f in corrects:  # the rejected answer goes back; the correction completes in 3 requests
+        r = _rep("output_check_rejects", f)
+        assert (r.outcome, r.counters.model_requests_observed, r.counters.structured_answers_observed) == (
+            "completed", 3, 2), f
+    for f in constrained:  # a constrained answer: the schema-breaking one never comes; the check's rejection fails
+        r = _rep("output_invalid_then_valid", f)
+        assert (r.outcome, r.counters.model_requests_observed) == ("completed", 2), f
+        r = _rep("output_check_rejects", f)
+        assert (r.outcome, r.counters.model_requests_observed) == ("failed", 2), f
+    assert {_rep("output_check_rejects", f).native.signals.exception_type for f in
+            ("openai-agents", "langgraph", "vercel-ai")} == {"ModelBehaviorError", "StructuredOutputValidationError",
+                                                            "AI_NoObjectGeneratedError"}
+    # never valid under a 4-call limit: Claude and ADK stop at the limit, pydantic-ai at its output budget (3)
+    never = {f: _rep("output_never_valid", f) for f in DEFAULTS}
+    assert {f for f, r in never.items() if r.outcome == "limit_steps"} == {"claude-agent-sdk", "google-adk"}
+    assert all(never[f].counters.model_requests_observed == 4 for f in ("claude-agent-sdk", "google-adk"))
+    assert (never["pydantic-ai"].outcome, never["pydantic-ai"].counters.model_requests_observed) == ("failed", 3)
+    assert all((never[f].outcome, never[f].counters.model_requests_observed) == ("failed", 2) for f in constrained)
+    # LangGraph's ToolStrategy idiom corrects too, and goes past the 4-call limit
+    tool = _rep("output_never_valid", "langgraph", "tool-strategy")
+    assert (tool.outcome, tool.counters.model_requests_observed) == ("limit_steps", 6)
+    assert _rep("output_check_rejects", "langgraph", "tool-strategy").outcome == "completed"
