@@ -98,6 +98,9 @@ def run_startup(out_dir: Path, published: Path) -> dict[str, Any]:
     path = out_dir / "results.json"
     results: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
     results["startup"] = startup_numbers(published)
+    # measured apart from the rest of the bench: when and at which revision (the speed section says so)
+    results["startup_at"] = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                             "loopbench_revision": environment().get("loopbench_revision")}
     out_dir.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2) + "\n")
     if {"frameworks", "suite", "server", "cost_per_model_call", "machine"} <= set(results):

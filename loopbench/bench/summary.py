@@ -142,6 +142,8 @@ def readme_speed(results: dict[str, Any]) -> str:
         "against the goal of at most 1.10×, is in `reports/bench/README.md`.",
     ]
     if startup := results.get("startup"):
-        said = ", ".join(f"`loopbench {cmd}` {c['wall_s']:g} s" for cmd, c in startup.items())
-        lines.append(f"- **The command line answers at once**: {said} (the median start, idle machine).")
+        said = ", ".join(f"`{cmd}` {c['wall_s']:g} s" for cmd, c in startup.items())
+        at = results.get("startup_at")
+        when = f", at revision {at['loopbench_revision']} ({at['date'][:10]})" if at else ""
+        lines.append(f"- **The command line answers at once**: {said} (the median start on an idle machine{when}).")
     return "\n".join(lines)
