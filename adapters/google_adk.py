@@ -235,7 +235,7 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
-from loopbench.adapters.kit import ToolFailed, exception_chain, in_chain, raised_in_model_client
+from loopbench.adapters.kit import ToolFailed, exception_chain, in_chain, pydantic_output_model, raised_in_model_client
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, GEMINI_ID_PREFIX, neutral_id
@@ -878,32 +878,9 @@ def _tool_choice_for(scenario: Scenario, contents: list[Any], prefix: str) -> st
 
 
 def _output_schema(spec: OutputSpec) -> type[Any]:
-    """The scenario's structured answer as ADK's docs give an output_schema: a pydantic model, here built with
-    `pydantic.create_model` named after the output (every field required, no other allowed; an enum a Literal) and
-    the check an `AfterValidator` on its field raising ValueError(<message>), pydantic's own way to add a rule."""
-    import re
-    from typing import Annotated, Literal
-
-    from pydantic import AfterValidator, ConfigDict, Field, create_model
-
-    kinds: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
-    check = spec.check
-
-    def holds(value: str) -> str:
-        assert check is not None
-        if re.search(check.pattern, value) is None:
-            raise ValueError(check.message)
-        return value
-
-    fields: dict[str, Any] = {}
-    for name, field in spec.fields.items():
-        kind: Any = Literal[tuple(field.enum)] if field.enum is not None else kinds[field.type]
-        if check is not None and check.field == name:
-            kind = Annotated[kind, AfterValidator(holds)]
-        fields[name] = (kind, Field(description=field.description))
-    model: type[Any] = create_model(spec.name, __config__=ConfigDict(extra="forbid"), __doc__=spec.description,
-                                    **fields)
-    return model
+    """The scenario's structured answer as ADK's docs give an output_schema: a pydantic model, the check an
+    AfterValidator, pydantic's own way to add a rule (adapters/kit.py `pydantic_output_model`)."""
+    return pydantic_output_model(spec)
 
 
 def _output_settings(spec: OutputSpec, model: Any, has_tools: bool) -> dict[str, Any]:

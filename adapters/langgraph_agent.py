@@ -233,7 +233,14 @@ from collections import deque
 from pathlib import Path
 from typing import Any, ClassVar
 
-from loopbench.adapters.kit import ToolDenied, ToolFailed, exception_chain, in_chain, raised_in_model_client
+from loopbench.adapters.kit import (
+    ToolDenied,
+    ToolFailed,
+    exception_chain,
+    in_chain,
+    pydantic_output_model,
+    raised_in_model_client,
+)
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, OPENAI_ID_PREFIX, neutral_id
@@ -284,31 +291,8 @@ RESPOND_TEXT = "Here is your structured response"
 
 def output_model(spec: OutputSpec) -> type[Any]:
     """The scenario's structured answer as the pydantic model LangChain's docs hand create_agent
-    (`response_format=Model`): `pydantic.create_model(<name>, ...)`, its docstring the description (the schema's
-    description), every field required (str / int / float / bool; an enum as a Literal), extra fields forbidden;
-    the check an `AfterValidator` on its field raising `ValueError(<message>)` when the pattern is not found."""
-    import re
-    from typing import Annotated, Literal
-
-    from pydantic import AfterValidator, ConfigDict, Field, create_model
-
-    kinds: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
-    fields: dict[str, Any] = {}
-    for name, field in spec.fields.items():
-        kind: Any = Literal[tuple(field.enum)] if field.enum is not None else kinds[field.type]
-        if spec.check is not None and spec.check.field == name:
-            pattern, message = spec.check.pattern, spec.check.message
-
-            def check(value: str, pattern: str = pattern, message: str = message) -> str:
-                if re.search(pattern, value) is None:
-                    raise ValueError(message)
-                return value
-
-            kind = Annotated[kind, AfterValidator(check)]
-        fields[name] = (kind, Field(description=field.description))
-    model: type[Any] = create_model(spec.name, __config__=ConfigDict(extra="forbid"), __doc__=spec.description,
-                                    **fields)
-    return model
+    (`response_format=Model`), the check an AfterValidator (adapters/kit.py `pydantic_output_model`)."""
+    return pydantic_output_model(spec)
 
 
 TOOL_CHOICE_MIDDLEWARE = ("@wrap_model_call middleware: request.override(tool_choice=...) for the call the turn "

@@ -146,7 +146,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from loopbench.adapters.caller_cancel import CallerCancel
-from loopbench.adapters.kit import ToolFailed, in_chain, raised_in_model_client
+from loopbench.adapters.kit import ToolFailed, in_chain, pydantic_output_model, raised_in_model_client
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.model_server.call_ids import neutral_id
@@ -183,34 +183,8 @@ def _client(base_url: str, api_key: str) -> Any:
 
 def output_model(spec: OutputSpec) -> type[Any]:
     """The scenario's structured answer as the pydantic model the SDK's docs hand `Agent(output_type=...)` (its
-    Agents page, "Output types"): `pydantic.create_model(<name>, ...)`, its docstring the description, every field
-    required (str / int / float / bool; an enum a Literal), extra fields forbidden (so the SDK's strict schema
-    holds: ensure_strict_json_schema needs additionalProperties false); the check an `AfterValidator` on its field
-    raising `ValueError(<message>)` when the pattern is not found: pydantic applies it when the SDK validates the
-    answer (agent_output.py validate_json), and it is in no JSON schema, so the provider's strict mode does not
-    enforce it."""
-    import re
-    from typing import Annotated, Literal
-
-    from pydantic import AfterValidator, ConfigDict, Field, create_model
-
-    kinds: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
-    fields: dict[str, Any] = {}
-    for name, field in spec.fields.items():
-        kind: Any = Literal[tuple(field.enum)] if field.enum is not None else kinds[field.type]
-        if spec.check is not None and spec.check.field == name:
-            pattern, message = spec.check.pattern, spec.check.message
-
-            def check(value: str, pattern: str = pattern, message: str = message) -> str:
-                if re.search(pattern, value) is None:
-                    raise ValueError(message)
-                return value
-
-            kind = Annotated[kind, AfterValidator(check)]
-        fields[name] = (kind, Field(description=field.description))
-    model: type[Any] = create_model(spec.name, __config__=ConfigDict(extra="forbid"), __doc__=spec.description,
-                                    **fields)
-    return model
+    Agents page, "Output types"), the check an AfterValidator (adapters/kit.py `pydantic_output_model`)."""
+    return pydantic_output_model(spec)
 
 
 class OpenAIAgentsAdapter(Adapter):

@@ -214,7 +214,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from loopbench.adapters.caller_cancel import CallerCancel
-from loopbench.adapters.kit import ToolDenied, in_chain
+from loopbench.adapters.kit import ToolDenied, in_chain, pydantic_output_model
 from loopbench.adapters.kit import ToolFailed as RaisedToolError
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
@@ -318,21 +318,9 @@ OUTPUT_CHECK = ("@agent.output_validator raising ModelRetry(message) when the pa
 
 def output_model(spec: OutputSpec) -> type[Any]:
     """The scenario's structured answer as the pydantic model pydantic-ai's docs hand `Agent(output_type=...)`
-    (docs/output.md, "Output data"): `pydantic.create_model(<name>, ...)`, its docstring the description (the output
-    tool's description), every field required (str / int / float / bool; an enum a Literal), extra fields forbidden.
-    The check is not in it: it is the agent's `@agent.output_validator` (`_check_validator`)."""
-    from typing import Literal
-
-    from pydantic import ConfigDict, Field, create_model
-
-    kinds: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
-    fields: dict[str, Any] = {}
-    for name, field in spec.fields.items():
-        kind: Any = Literal[tuple(field.enum)] if field.enum is not None else kinds[field.type]
-        fields[name] = (kind, Field(description=field.description))
-    model: type[Any] = create_model(spec.name, __config__=ConfigDict(extra="forbid"), __doc__=spec.description,
-                                    **fields)
-    return model
+    (docs/output.md, "Output data"), without the check: that is the agent's `@agent.output_validator`
+    (`_check_validator`; adapters/kit.py `pydantic_output_model`)."""
+    return pydantic_output_model(spec, with_check=False)
 
 
 def _check_validator(spec: OutputSpec) -> Any:
