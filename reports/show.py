@@ -178,14 +178,14 @@ def load_run(dir_or_file: Path | str, run_id: str) -> tuple[Results, RunRecord]:
     f = results_file(dir_or_file)
     found = read_results_lines(f)
     ids: list[tuple[str, str]] = []  # (run id, its line), in file order
-    blank = not any(line.strip() for line in found.lines)
-    for line in [""] if blank else found.lines:
-        m = _RUN_ID.search(line)
-        if m is None:  # not a results line (or none at all): the full reader says what is wrong with it
-            res = parse_lines(found.lines, str(f), found.torn_warning(f))
-            res.path = f
-            return res, find_run(res, run_id)
+    for line in found.lines:
+        if (m := _RUN_ID.search(line)) is None:
+            break
         ids.append((json.loads(f'"{m.group(1)}"'), line))
+    if not ids or len(ids) < len(found.lines):  # a line that is no record, or none: the full reader says what
+        res = parse_lines(found.lines, str(f), found.torn_warning(f))
+        res.path = f
+        return res, find_run(res, run_id)
     exact = [line for rid, line in ids if rid == run_id]
     matches = exact or [line for rid, line in ids if rid.startswith(run_id)]
     if len(matches) == 1:
