@@ -115,7 +115,7 @@ matrix: install
 # Refresh the Python lock deliberately (an SDK upgrade is a diffed step): then `make run` and
 # `loopbench diff reports/published results/latest`.
 lock:
-	$(BIN)/uv pip compile -q pyproject.toml --extra all --extra dev --python-version 3.11 -o requirements.lock
+	$(BIN)/uv pip compile -q pyproject.toml --extra all --extra ray --extra dev --python-version 3.11 -o requirements.lock
 
 clean:
 	rm -rf $(VENV) $(addsuffix /node_modules,$(NODE_DIRS)) results

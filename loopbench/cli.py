@@ -131,6 +131,9 @@ def run(
     fail_on: Annotated[list[FailOnChoice] | None, typer.Option(
         "--fail-on", help="exit 1 when a run is an error (default) or, with deviation, any verdict but conforms "
                           "(repeatable)")] = None,
+    shard: Annotated[str | None, typer.Option(
+        "--shard", help="K/N: only shard K of N of the selected runs, balanced by expected duration (the same "
+        "selection in each of N jobs; `loopbench merge` joins them)")] = None,
 ) -> None:
     """Run the suite: DIR/results.jsonl (one RunRecord per line, appended as each run finishes) and DIR/traces/.
 
@@ -144,12 +147,13 @@ def run(
       loopbench run --scenarios my_scenarios/        # your own scenario files instead of the built-in suite
       loopbench run --loop-cmd 'python my_loop.py'   # your own loop through the suite (docs/loop-protocol.md)
       loopbench run --junit junit.xml --fail-on deviation   # in CI: a testcase per cell, fail on any deviation
+      loopbench run --shard 2/3 --out part2          # a third of the runs; `loopbench merge part1 part2 part3`
     """
     from loopbench.commands import run as run_cmd
     raise typer.Exit(run_cmd.run(
         framework=framework, scenario=scenario, scenarios_from=scenarios_from, quick=quick, jobs=jobs,
         repeat=repeat, out_dir=out_dir, resume_partial=resume_partial, force=force, loop_cmd=loop_cmd,
-        loop_name=loop_name, hard_margin=hard_margin, junit=junit, fail_on=_fail_on(fail_on)))
+        loop_name=loop_name, hard_margin=hard_margin, junit=junit, fail_on=_fail_on(fail_on), shard=shard))
 
 
 @app.command()
@@ -204,6 +208,22 @@ def diff(
     from loopbench.commands import results as results_cmd
     raise typer.Exit(results_cmd.diff(base, new, html_file=html_file, junit=junit, output=output,
                                       framework=framework, fail_on=_fail_on(fail_on)))
+
+
+@app.command()
+def merge(
+    parts: Annotated[list[Path], typer.Argument(help="results directories: the shards of one selection, or any "
+                                                "results of one loopbench revision and framework versions")],
+    out_dir: Annotated[Path, typer.Option("--out", help="where the merged results and their reports go")],
+    force: Annotated[bool, typer.Option("--force", help="replace the results --out already holds")] = False,
+) -> None:
+    """Join results directories (the shards of `run --shard K/N`) into one results set and write its reports.
+    Refused (exit 2, nothing written) when a run is in two of them, they were run by different loopbench
+    revisions or framework versions, or a shard (or a run of one) is missing.
+
+    Example: `loopbench merge part1 part2 part3 --out results/ci`"""
+    from loopbench.commands import merge as merge_cmd
+    merge_cmd.merge(parts, out_dir, force)
 
 
 @app.command()

@@ -19,15 +19,28 @@ NARROW_RUN = " -f openai-agents:default -s support_draft_completes -s runaway_st
 NARROW_PYTEST = ' --loopbench-framework openai-agents:default -k "support_draft or runaway_step"'
 
 
-def _steps() -> list[str]:
-    """The `run:` commands of docs/ci.md's YAML blocks, in order (the second block's steps continue the first)."""
+def _blocks() -> list[object]:
     doc = (ROOT / "docs" / "ci.md").read_text()
-    blocks = re.findall(r"```yaml\n(.*?)```", doc, flags=re.S)
-    first = yaml.safe_load(blocks[0])
+    return [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", doc, flags=re.S)]
+
+
+def _steps() -> list[str]:
+    """The `run:` commands of docs/ci.md's first workflow and of the step lists that continue it, in order."""
+    blocks = _blocks()
+    first = blocks[0]
+    assert isinstance(first, dict)
     steps = list(first["jobs"]["suite"]["steps"])
     for extra in blocks[1:]:
-        steps += yaml.safe_load(extra)
+        if isinstance(extra, list):
+            steps += extra
     return [s["run"] for s in steps if "run" in s]
+
+
+def _sharded() -> dict:
+    """docs/ci.md's sharded workflow (the one with a `shard` job)."""
+    found = [b for b in _blocks() if isinstance(b, dict) and "shard" in b.get("jobs", {})]
+    assert len(found) == 1, "docs/ci.md has one sharded workflow"
+    return found[0]
 
 
 def _narrowed(command: str) -> str:
@@ -61,3 +74,38 @@ def test_the_ci_recipe_runs_here(tmp_path):
     assert sorted(c.name for c in pytest_cases) == ["runaway_step_limit[openai-agents]",
                                                     "support_draft_completes[openai-agents]"]
     assert all(c.is_passed for c in pytest_cases)
+
+
+def test_the_sharded_ci_recipe_runs_here(tmp_path):
+    """The sharded workflow's jobs as written: each shard job's commands with its `matrix.shard`, each job's
+    artifact where the merge job downloads it, then the merge job's commands (merge, diff against the baseline)."""
+    flow = _sharded()
+    jobs = flow["jobs"]
+    shards = jobs["shard"]["strategy"]["matrix"]["shard"]
+    assert shards == [1, 2, 3] and jobs["merge"]["needs"] == "shard"
+    for name in (".venv", "reports", "Makefile", "pyproject.toml", "requirements.lock", "adapters", "harness",
+                 "loopbench", "scenarios"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+
+    def run(command: str, cwd: Path) -> None:
+        done = subprocess.run(["bash", "-c", _narrowed(command)], cwd=cwd, capture_output=True, text=True,
+                              timeout=900, env=env)
+        assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
+
+    upload = next(s for s in jobs["shard"]["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
+    download = next(s for s in jobs["merge"]["steps"] if s.get("uses", "").startswith("actions/download-artifact"))
+    for k in shards:
+        for step in jobs["shard"]["steps"]:
+            if "run" in step:
+                run(step["run"].replace("${{ matrix.shard }}", str(k)), tmp_path)
+        artifact = tmp_path / download["with"]["path"] / upload["with"]["name"].replace("${{ matrix.shard }}", str(k))
+        artifact.parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / upload["with"]["path"]).rename(artifact)
+    for step in jobs["merge"]["steps"]:
+        if "run" in step:
+            run(step["run"], tmp_path)
+    merged = tmp_path / "results" / "ci"
+    assert (merged / "report.html").exists()
+    cases = [c for suite in JUnitXml.fromfile(str(merged / "diff-junit.xml")) for c in suite]
+    assert {c.name for c in cases} >= {"support_draft_completes", "runaway_step_limit"}

@@ -38,7 +38,7 @@ import psutil
 
 from loopbench import __version__
 from loopbench.harness.adapter import adapter_class, adapter_target
-from loopbench.harness.errors import BadInput, OutputUnwritable, WorkerDied, WorkerHung
+from loopbench.harness.errors import BadInput, InputProblem, OutputUnwritable, WorkerDied, WorkerHung
 from loopbench.harness.judge.judging import TaskEvidence, TaskIdentity, judge
 from loopbench.harness.ledger.http import ledger_routes
 from loopbench.harness.ledger.store import Ledger
@@ -50,6 +50,14 @@ from loopbench.harness.record import (
     RunRecord,
     Segment,
     SegmentResult,
+)
+from loopbench.harness.results.shard import (
+    MANIFEST_NAME,
+    Shard,
+    ShardManifest,
+    expected_seconds,
+    selection_digest,
+    share,
 )
 from loopbench.harness.results.store import RESULTS_NAME, OutLock, ResultsStore, TaskKey
 from loopbench.harness.run.environment import child_environment, environment
@@ -86,6 +94,7 @@ class RunPlan:
     stop: threading.Event | None = None  # set by a caller to stop after the runs in flight (pytest -x)
     terminal: bool | None = None  # progress display: live (a terminal), plain lines, or None: stdout decides
     only: set[tuple[str, str, str]] | None = None  # run only these (scenario, framework, variant) cells (pytest -k)
+    shard: Shard | None = None  # run only this share of the selection (`--shard K/N`, harness/results/shard.py)
 
 
 @dataclass
@@ -351,9 +360,58 @@ def run_suite(plan: RunPlan) -> SuiteSummary:
     summary = SuiteSummary(results_file=results)
     done: set[TaskKey] = set()
     with OutLock(plan.out_dir), _sigterm_interrupts():
+        _write_manifest(plan)
         if plan.resume_partial:
             done, summary.warnings = ResultsStore(results).finished_keys()
         return _run_tasks(plan, summary, done)
+
+
+def _every(plan: RunPlan) -> list[Task]:
+    """Every run of the plan, in the runner's order: framework-major, so a slot keeps one framework's warm
+    workers for as long as possible."""
+    return [(s, f, v, r) for f, v in plan.variants for s in plan.scenarios
+            if plan.only is None or (s.id, f, v) in plan.only for r in range(1, plan.repeat + 1)]
+
+
+def _selected(plan: RunPlan) -> list[Task]:
+    """The runs this plan runs: all of them, or its shard's share."""
+    return _every(plan) if plan.shard is None else share(_every(plan), plan.shard, _expected)
+
+
+def shard_line(plan: RunPlan) -> str:
+    """`shard 2/3: 14 of the 41 runs, expected 95 s of 290 s` (declared durations: harness/results/shard.py)."""
+    every, mine = _every(plan), _selected(plan)
+    return (f"shard {plan.shard}: {len(mine)} of the {len(every)} runs, expected {sum(map(_expected, mine)):.0f} s "
+            f"of {sum(map(_expected, every)):.0f} s")
+
+
+def _expected(task: Task) -> float:
+    return expected_seconds(task[0], adapter_class(task[1], task[2]).capabilities.retry_window_s)
+
+
+def _write_manifest(plan: RunPlan) -> None:
+    """DIR/shard.json, before any run: which share of which selection the directory holds. `--continue` into a
+    directory of another shard or selection is bad input; a run that is not a shard leaves no manifest."""
+    before = ShardManifest.read(plan.out_dir)
+    if plan.shard is None:
+        if before is not None and plan.resume_partial:
+            raise BadInput([InputProblem(str(plan.out_dir / MANIFEST_NAME), "--continue", f"holds shard "
+                                         f"{before.shard}: continue it with `--shard {before.shard}`")])
+        if before is not None:
+            (plan.out_dir / MANIFEST_NAME).unlink()
+        return
+    every, mine = _every(plan), _selected(plan)
+    manifest = ShardManifest(
+        shard=plan.shard, runs=len(every),
+        selection=selection_digest([(s.id, f, v, r) for s, f, v, r in every],
+                                   {s.id: s.digest() for s in plan.scenarios}),
+        keys=[(s.id, f, v, r) for s, f, v, r in mine], expected_s=round(sum(_expected(t) for t in mine), 1))
+    if plan.resume_partial and before is not None and before != manifest:
+        same = "this" if before.selection == manifest.selection else "another"
+        raise BadInput([InputProblem(str(plan.out_dir / MANIFEST_NAME), "--continue", f"holds shard {before.shard} "
+                                     f"of {same} selection, not shard {plan.shard}: continue it with the same "
+                                     "--shard and selection")])
+    manifest.write(plan.out_dir)
 
 
 class Stopped(Exception):
@@ -388,11 +446,9 @@ def _waits(task: Task) -> bool:
 
 
 def _run_tasks(plan: RunPlan, summary: SuiteSummary, done: set[TaskKey]) -> SuiteSummary:
-    # framework-major order: a slot keeps one framework's warm workers for as long as possible
-    wanted = [(s, f, v) for f, v in plan.variants for s in plan.scenarios
-              if plan.only is None or (s.id, f, v) in plan.only]
-    tasks = [(s, f, v, r) for s, f, v in wanted for r in range(1, plan.repeat + 1) if (s.id, f, v, r) not in done]
-    summary.skipped = len(wanted) * plan.repeat - len(tasks)
+    wanted = _selected(plan)
+    tasks = [t for t in wanted if (t[0].id, t[1], t[2], t[3]) not in done]
+    summary.skipped = len(wanted) - len(tasks)
     suite = Suite(plan)
     schedule: Schedule[Task] = Schedule(
         tasks, waits=_waits, storm_s=lambda t: suite.retry_windows[(t[1], t[2])] if "slow" in t[0].tags else 0.0)

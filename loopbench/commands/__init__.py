@@ -6,7 +6,8 @@ line turns it into the exit-2 message in one place (`loopbench.cli`). What each 
 
 - `common`: the two consoles, loading and selecting scenarios, the results a command reads, writing the reports
 - `exit_policy`: the exit code of `loopbench run` (and the codes every command shares)
-- `run`: `loopbench run` (with `--loop-cmd`)
+- `run`: `loopbench run` (with `--loop-cmd` and `--shard`)
+- `merge`: shards (or results run alike) joined into one results set (the checks are harness/results/merge.py)
 - `results`: `report`, `show` and `diff`, the commands that read a results set
 - `scenarios`: `list`, `validate` and `schema`, the commands that describe the suite
 - `serve`: the scripted model server standalone

@@ -23,12 +23,14 @@ if TYPE_CHECKING:
 def run(*, framework: list[str] | None, scenario: list[str] | None, scenarios_from: list[Path] | None, quick: bool,
         jobs: int | None, repeat: int, out_dir: Path | None, resume_partial: bool, force: bool,
         loop_cmd: str | None, loop_name: str, hard_margin: float | None, junit: Path | None,
-        fail_on: list[FailOn] | None) -> int:
+        fail_on: list[FailOn] | None, shard: str | None = None) -> int:
     """Run the selection and write the reports; the exit code (exit_policy). BadInput before anything runs."""
     from loopbench.harness.adapter import describe_frameworks, resolve_selection
     from loopbench.harness.results.history import latest_results, new_results_dir, refuse_existing
+    from loopbench.harness.results.shard import Shard
 
     kinds = fail_on_kinds(fail_on)  # bad input before anything runs
+    share = Shard.parse(shard) if shard is not None else None
     on_first_record = None
     chosen_frameworks = list(framework or [])
     scenarios = select(load_suite(scenarios_from), scenario or [])
@@ -57,23 +59,25 @@ def run(*, framework: list[str] | None, scenario: list[str] | None, scenarios_fr
                             unavailable, variants={f: list(i.variants) for f, i in info.items()})
         out.print(f"{count(len(scenarios), 'scenario')} × {count(len(runnable), 'framework variant')}"
                   + (f" × {repeat} repetitions" if repeat > 1 else "")
-                  + f" = {count(len(scenarios) * len(runnable) * repeat, 'run')} ({why})",
-                  markup=False, highlight=False, soft_wrap=True)
+                  + f" = {count(len(scenarios) * len(runnable) * repeat, 'run')} ({why})"
+                  + (f"; shard {share} of them" if share else ""), markup=False, highlight=False, soft_wrap=True)
     for f in unavailable:
         err.print(f"[yellow]skipping {f}[/yellow]: {info[f].unavailable}")
     if not runnable:
         out.print("no adapter is available yet: nothing to run")
         return exit_policy.OK
-    from loopbench.harness.run.runner import RunPlan, run_suite
+    from loopbench.harness.run.runner import RunPlan, run_suite, shard_line
 
     cores = os.cpu_count() or 1
     # an explicit --jobs is exact; by default the runner starts a slot per core and opens one more while the
     # runs wait rather than compute (harness/run/schedule.py: why not more)
     plan = RunPlan(scenarios=scenarios, variants=runnable, repeat=repeat, jobs=jobs or cores,
                    max_jobs=None if jobs else cores + 1, out_dir=out_dir, resume_partial=resume_partial,
-                   on_first_record=on_first_record)
+                   on_first_record=on_first_record, shard=share)
     if hard_margin is not None:
         plan.hard_margin_s = hard_margin
+    if share is not None:
+        out.print(shard_line(plan), markup=False, highlight=False, soft_wrap=True)
     summary = run_suite(plan)
     for warning in summary.warnings:
         err.print(f"[yellow]warning[/yellow] {warning}")
