@@ -243,15 +243,28 @@ def matrix(
     report_only: Annotated[bool, typer.Option(
         "--report-only", help="only rebuild the drift report of --out (e.g. after merging parts run elsewhere)")
     ] = False,
+    ray: Annotated[str | None, typer.Option(
+        "--ray", metavar="ADDRESS",
+        help="run each version set as a Ray task (the `ray` extra) on the cluster at ADDRESS (HOST:PORT, or "
+             "`auto`: the one this node belongs to), or `local`: on a Ray instance started here")] = None,
+    ray_shards: Annotated[int, typer.Option(
+        "--ray-shards", min=1, max=100, help="with --ray: split each version set's runs into N tasks (run --shard)")
+    ] = 1,
+    ray_cpus: Annotated[int, typer.Option(
+        "--ray-cpus", min=1, max=64, help="with --ray: CPUs each task asks for (and its run's --jobs)")] = 2,
+    ray_retries: Annotated[int, typer.Option(
+        "--ray-retries", min=0, max=10, help="with --ray: retries of a task that fails or whose node dies")] = 2,
 ) -> None:
     """The same suite across framework releases: an isolated, cached environment per version, one results set
     whose records carry their versions, and a drift report (report.md, report.html) of what changed between
     releases. A version that cannot be installed or driven is reported as unavailable.
 
-    Example: `loopbench matrix --versions openai-agents=0.22.0,0.24.0 --versions ai=7.0.30,7.0.173 --quick`"""
+    Example: `loopbench matrix --versions openai-agents=0.22.0,0.24.0 --versions ai=7.0.30,7.0.173 --quick`; on
+    a Ray cluster, from one of its nodes: `loopbench matrix --versions-file versions.yaml --ray auto`"""
     from loopbench.commands import matrix as matrix_cmd
     matrix_cmd.matrix(versions=versions, versions_file=versions_file, framework=framework, scenario=scenario,
-                      scenarios_from=scenarios_from, quick=quick, out_dir=out_dir, report_only=report_only)
+                      scenarios_from=scenarios_from, quick=quick, out_dir=out_dir, report_only=report_only,
+                      ray=ray, ray_shards=ray_shards, ray_cpus=ray_cpus, ray_retries=ray_retries)
 
 
 @app.command()

@@ -341,10 +341,28 @@ def availability(env: Environment) -> str | None:
 @dataclass
 class SetResult:
     vs: VersionSet
-    status: str  # "ran" | "unavailable"
+    status: str  # "ran" | "unavailable" | "error" (a Ray task that failed on every attempt)
     reason: str | None = None
     runs: int = 0
     reused: bool = False
+    attempts: list[str] | None = None  # `loopbench matrix --ray`: the node of each attempt, in order
+
+
+def prepare(vs: VersionSet) -> Environment:
+    """The version set's environment, built or reused, that its adapter can drive; Unavailable says why not."""
+    try:
+        env = build(vs)
+        why = availability(env)
+    except subprocess.TimeoutExpired as exc:
+        raise Unavailable(f"`{' '.join(map(str, exc.cmd[:4]))} …` took longer than {exc.timeout:.0f} s") from None
+    if why:
+        raise Unavailable(why)
+    return env
+
+
+def run_command(env: Environment, args: list[str], target: Path) -> list[str]:
+    """The `loopbench run` of a version set in its environment, into `target`."""
+    return [str(env.python), "-m", "loopbench.cli", "run", *args, "--out", str(target)]
 
 
 def run_matrix(sets: list[VersionSet], out: Path, run_args: Callable[[VersionSet], list[str]]) -> list[SetResult]:
@@ -353,32 +371,41 @@ def run_matrix(sets: list[VersionSet], out: Path, run_args: Callable[[VersionSet
     says what ran and what could not."""
     out.mkdir(parents=True, exist_ok=True)
     results: list[SetResult] = []
-    merged: list[str] = []
     for vs in sets:
         print(f"matrix: {vs.package} {vs.version}: preparing its environment", flush=True)
         try:
-            env = build(vs)
-            why = availability(env)
-            if why:
-                raise Unavailable(why)
-        except (Unavailable, subprocess.TimeoutExpired) as exc:
+            env = prepare(vs)
+        except Unavailable as exc:
             print(f"matrix: {vs.package} {vs.version}: unavailable: {exc}", flush=True)
             results.append(SetResult(vs, "unavailable", str(exc)))
             continue
         target = out / "runs" / vs.id
-        cmd = [str(env.python), "-m", "loopbench.cli", "run", *run_args(vs), "--out", str(target), "--force"]
         print(f"matrix: {vs.package} {vs.version}: running in its {'cached' if env.reused else 'new'} environment "
               f"{env.dir}", flush=True)
-        done = subprocess.run(cmd, env={**os.environ, **env.env}, timeout=None)
-        lines = (target / "results.jsonl").read_text().splitlines() if (target / "results.jsonl").exists() else []
-        if not lines:
-            results.append(SetResult(vs, "unavailable", f"its run recorded nothing (exit {done.returncode})",
-                                     reused=env.reused))
-            continue
-        merged += [x for x in lines if x.strip()]
-        results.append(SetResult(vs, "ran", runs=len(lines), reused=env.reused))
+        done = subprocess.run([*run_command(env, run_args(vs), target), "--force"], env={**os.environ, **env.env},
+                              timeout=None)
+        runs = len(set_lines(out, vs))
+        results.append(SetResult(vs, "ran", runs=runs, reused=env.reused) if runs else
+                       SetResult(vs, "unavailable", f"its run recorded nothing (exit {done.returncode})",
+                                 reused=env.reused))
+    write_merged(out, results)
+    return results
+
+
+def set_lines(out: Path, vs: VersionSet) -> list[str]:
+    """The complete record lines of one version set's results, `out/runs/<set id>/results.jsonl`."""
+    from loopbench.harness.results.store import read_lines
+
+    path = out / "runs" / vs.id / "results.jsonl"
+    return [x for x in read_lines(path).lines if x.strip()] if path.exists() else []
+
+
+def write_merged(out: Path, results: list[SetResult]) -> None:
+    """`out/results.jsonl` (every set's records, in the sets' order) and `out/sets.json` (what ran, and why
+    not)."""
+    merged = [x for r in results for x in set_lines(out, r.vs)]
     (out / "results.jsonl").write_text("".join(x + "\n" for x in merged))
     (out / "sets.json").write_text(json.dumps([
         {"package": r.vs.package, "version": r.vs.version, "framework": r.vs.framework, "status": r.status,
-         "reason": r.reason, "runs": r.runs, "reused_environment": r.reused} for r in results], indent=2) + "\n")
-    return results
+         "reason": r.reason, "runs": r.runs, "reused_environment": r.reused,
+         **({"attempts": r.attempts} if r.attempts is not None else {})} for r in results], indent=2) + "\n")

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from loopbench.harness.errors import BadInput, InputProblem
 from loopbench.harness.record import RunRecord
-from loopbench.harness.results.store import RESULTS_NAME, TaskKey
 from loopbench.harness.results.shard import MANIFEST_NAME, ShardManifest
+from loopbench.harness.results.store import RESULTS_NAME, TaskKey
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ from loopbench.harness.errors import BadInput, InputProblem
 
 def matrix(*, versions: list[str] | None, versions_file: Path | None, framework: list[str] | None,
            scenario: list[str] | None, scenarios_from: list[Path] | None, quick: bool, out_dir: Path,
-           report_only: bool) -> None:
+           report_only: bool, ray: str | None = None, ray_shards: int = 1, ray_cpus: int = 2,
+           ray_retries: int = 2) -> None:
     """Run each version set and write the drift report of `out_dir` (with `report_only`, only the report).
     BadInput for bad versions or selections, before anything is built."""
     from loopbench.matrix import VersionSet, parse_versions, read_versions_file, run_matrix
@@ -45,7 +46,13 @@ def matrix(*, versions: list[str] | None, versions_file: Path | None, framework:
         mine = [f for f in framework or [] if f.partition(":")[0] == fid] or [fid]
         return [x for f in mine for x in ("-f", f)] + common
 
-    results = run_matrix(sets, out_dir, run_args)
+    if ray is None:
+        results = run_matrix(sets, out_dir, run_args)
+    else:
+        from loopbench.ray_matrix import run_matrix_ray
+
+        results = run_matrix_ray(sets, out_dir, run_args, address=ray, shards=ray_shards, cpus=ray_cpus,
+                                 retries=ray_retries)
     for path in write_report(out_dir):
         out.print(f"  {path}")
     unavailable = [r for r in results if r.status != "ran"]
