@@ -91,6 +91,23 @@ def test_the_old_top_level_names_are_not_installed(wheel_venv, tmp_path):
         assert done.returncode != 0 and "ModuleNotFoundError" in done.stderr, name
 
 
+def test_every_python_package_of_the_checkout_is_in_the_wheel():
+    """pyproject lists the packages: a new folder with an __init__.py (loopbench/guard/) must be listed, or the
+    wheel leaves it out and `pip install loopbench` cannot import it."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    found = set()
+    for prefix, folder in config["package-dir"].items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            if "node_modules" in init.parts or init.parent.name == "__pycache__":
+                continue
+            rel = init.parent.relative_to(ROOT / folder)
+            if prefix == "loopbench" and rel.parts and rel.parts[0] in ("harness", "adapters", "reports", "scenarios"):
+                continue  # the symlinks onto the other folders
+            found.add(".".join([prefix, *rel.parts]))
+    assert found - listed == set(), "packages missing from pyproject's [tool.setuptools] packages"
+
+
 def test_every_module_imports_the_loopbench_namespace():
     """A stray `import harness` works in a checkout (the repo root is on sys.path) but not once installed."""
     bad = []

@@ -72,6 +72,12 @@ class Guard:
                 self.exit, self.exit_reason = exc.exit, exc.reason  # type: ignore[assignment]
         return exc
 
+    def resume(self) -> None:
+        """The paused task goes on (its approvals decided): a pause is not its exit."""
+        with self._lock:
+            if self.exit == "awaiting_approval":
+                self.exit = self.exit_reason = None
+
     def finish(self, exit: Exit = "completed", reason: str | None = None) -> None:
         with self._lock:
             if self.exit is None:
