@@ -172,6 +172,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from loopbench.adapters import guarded
+from loopbench.guard.bindings.claude_agent import LACKS as GUARD_LACKS
+from loopbench.guard.hooks import Hook
 from loopbench.harness.adapter import Adapter, Capabilities, RunContext
 from loopbench.harness.errors import LoopbenchError
 from loopbench.harness.ledger.http import LedgerClient
@@ -392,6 +395,7 @@ class ClaudeAgentAdapter(Adapter):
 
             async def handler(args: dict[str, Any]) -> dict[str, Any]:
                 out = await ledger.call(name, args, _CALL_ID.get())
+                self._tool_answered(_CALL_ID.get(), out)
                 return {"content": [{"type": "text", "text": out.text}], "is_error": not out.ok}
 
             return SdkMcpTool(name=name, description=spec.description, input_schema=spec.parameters,
@@ -415,6 +419,9 @@ class ClaudeAgentAdapter(Adapter):
 
         server.add_request_handler("tools/call", entry.params_type, call_tool)
         return config, f"tools/call _meta[{META_TOOL_USE_ID!r}] without {ANTHROPIC_ID_PREFIX!r}"
+
+    def _tool_answered(self, call_id: str | None, out: Any) -> None:
+        """The ledger's answer to a tool call (`call_id`: the scripted id), before the CLI gets it."""
 
     @staticmethod
     def _limits(scenario: Scenario) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
@@ -920,5 +927,91 @@ class ClaudeCanUseTool(ClaudeAgentAdapter):
         return {"can_use_tool": self._can_use_tool(scenario, ctx, seg)}, [NO_PAUSE] if scenario.resumes else []
 
 
+class ClaudeAgentGuarded(ClaudeAgentAdapter):
+    variant = "guarded"
+    about = ("the default with loopbench.guard installed as CLI hooks (GuardHooks: UserPromptSubmit, SubagentStart "
+             "and PostToolBatch reserve the next model call, PreToolUse / PostToolUse / PostToolUseFailure guard the "
+             "tools, defer for a call it holds no approval for, continue=false to stop); native limits and the deny "
+             "hook as the default")
+    guard_lacks: ClassVar[dict[Hook, str]] = dict(GUARD_LACKS)
+    capabilities = ClaudeAgentAdapter.capabilities.model_copy(
+        update={"guard_of": "default", "guard_lacks": dict(guard_lacks)})
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **ClaudeAgentAdapter.mechanism_table,
+        "approval_pause": "the guard's PreToolUse hook answers permissionDecision=defer for a call it holds no "
+                          "approval for (bound to the exact arguments); resume=<session id> in another process, the "
+                          "decisions told to the guard (guard.decide) and to its hook by tool_use_id",
+        "reject": "the guard's PreToolUse hook answers permissionDecision=deny on resume; the rejected effect is "
+                  "refused from then on (deny + continue=false)",
+    }
+
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        self._guard = guarded.task_guard(scenario, ctx)
+        self._raw_decisions: dict[str, str] = {}
+        return self._guarded(await super().run(scenario, ctx), ctx)
+
+    async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
+                     ) -> SegmentResult:
+        self._guard = guarded.task_guard(scenario, ctx)
+        pending = json.loads((snapshot / PENDING_FILE).read_text()) if (snapshot / PENDING_FILE).exists() else []
+        guarded.decide(self._guard, pending, decisions)
+        # the hook sees the CLI's tool_use_id: the decisions by it
+        self._raw_decisions = {p["raw_id"]: d for p in pending if p.get("raw_id")
+                               and (d := decisions.get(p.get("call_id") or "")) in ("approve", "reject")}
+        return self._guarded(await super().resume(scenario, snapshot, decisions, ctx), ctx)
+
+    def _guarded(self, result: SegmentResult, ctx: RunContext) -> SegmentResult:
+        guarded.save(self._guard, ctx)
+        return result.model_copy(update={"signals": result.signals.model_copy(
+            update={"guard": guarded.signal(self._guard)})})
+
+    def _tool_answered(self, call_id: str | None, out: Any) -> None:
+        if call_id is not None and not out.ok:  # what the error was, for the guard's PostToolUseFailure hook
+            self._errors[call_id] = out.error_kind
+
+    def _approvals(self, scenario: Scenario, ctx: RunContext, seg: _Segment, decisions: dict[str, str],
+                   gated: list[str]) -> tuple[dict[str, Any], list[str]]:
+        """The default's deny hook on the tools the policy denies, and the guard's hooks on every other tool (the
+        scenario's and the CLI's Agent tool): the guard holds the approvals."""
+        from claude_agent_sdk import HookMatcher
+
+        from loopbench.guard.bindings.claude_agent import GuardHooks
+
+        self._errors: dict[str, str | None] = {}
+        errors = self._errors
+
+        def failure(tool: str, tool_use_id: str, error: str) -> Any:
+            kind = errors.pop(neutral_id(tool_use_id) or "", None)
+            return "fatal" if kind == "fatal" else "timeout" if kind == "timeout" else "retry"
+
+        denied = [PREFIX + n for n, s in scenario.tools.items() if s.approval == "deny"]
+        watched = [PREFIX + n for n, s in scenario.tools.items() if s.approval != "deny"]
+        if scenario.agents:
+            watched.append(AGENT_TOOL)
+        self._hooks = GuardHooks(self._guard, matcher="|".join(watched), failure=failure,
+                                 decisions=self._raw_decisions)  # type: ignore[arg-type]
+        hooks = self._hooks.hooks()
+        if denied:
+            deny = HookMatcher(matcher="|".join(denied), hooks=[self._hook(scenario, ctx, decisions)])
+            hooks["PreToolUse"] = [deny, *hooks["PreToolUse"]]
+        return {"hooks": hooks}, []
+
+    def _observe(self, seg: _Segment, message: Any) -> None:  # type: ignore[override]
+        super()._observe(seg, message)
+        self._hooks.on_message(message)  # at the ResultMessage: raises the guard's stop if it ended the run
+
+    @classmethod
+    def _save(cls, ctx: RunContext, rm: Any, pending: list[PendingCall], settings: dict[str, Any],
+              kept_at: str = "pause") -> str:
+        """The default's snapshot, with the deferred call's tool_use_id beside its scripted id (the resume tells
+        the guard's hook its decision by it)."""
+        snap = super()._save(ctx, rm, pending, settings, kept_at)
+        deferred = rm.deferred_tool_use
+        if deferred is not None:
+            saved = [{**p.model_dump(), "raw_id": deferred.id} for p in pending]
+            (Path(snap) / PENDING_FILE).write_text(json.dumps(saved))
+        return snap
+
+
 # the framework's other idioms, in the order runs and reports show them
-ClaudeAgentAdapter.variant_classes = (ClaudeCanUseTool,)
+ClaudeAgentAdapter.variant_classes = (ClaudeCanUseTool, ClaudeAgentGuarded)

@@ -210,6 +210,14 @@ post_to_portal 1, lookup_policy 2, 4 requests over both segments). `in-memory`: 
 the cancelled run's process, so nothing is kept: `resume_after_cancel` is unsupported, and a scenario that needs it
 is not run (its cancel is measured by the other cancel scenarios).
 
+Variant `guarded` (issue 41): the default with loopbench.guard installed through ADK's agent callbacks
+(loopbench/guard/bindings/google_adk.py `GuardCallbacks`, appended after the adapter's own: a denial answers first),
+the guard's pause through ADK's tool confirmation (`tool_context.request_confirmation`, resumed as the default) and
+the root agent's `timeout` set to the wall-clock left (ADK's NodeTimeoutError cuts a call in flight). Each AgentTool
+child gets `guard.child()` with `can_pause=False` (its nested session cannot pause the parent). Its tools raise a
+`TimeoutError` for a timeout and `RecoverableToolError` (a ToolFailed) for a recoverable error, which the guard
+hands to the model; native limits as the default.
+
 Signal mapping (no scenario knowledge): `LlmCallsLimitExceededError` -> limit="steps" (raised); the model
 client's own error in the chain (`google.genai.errors.APIError`; `anthropic.APIError` in the `anthropic` variant,
 which ADK 2.8+ wraps a 429 of as `_AnthropicRateLimitError`), or any exception raised inside the model client (a
@@ -235,7 +243,10 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
+from loopbench.adapters import guarded
 from loopbench.adapters.kit import ToolFailed, exception_chain, in_chain, pydantic_output_model, raised_in_model_client
+from loopbench.guard.bindings.google_adk import LACKS as GUARD_LACKS
+from loopbench.guard.hooks import Hook
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, GEMINI_ID_PREFIX, neutral_id
@@ -412,6 +423,7 @@ class GoogleADKAdapter(Adapter):
 
         as_dict = self.tool_errors_as_dict
         gid = self._gid
+        tool_error = self._tool_error
 
         class ScenarioTool(FunctionTool):
             """A FunctionTool over one scenario tool: ADK's own argument filtering, mandatory-argument check and
@@ -427,7 +439,7 @@ class GoogleADKAdapter(Adapter):
                     if not out.ok:
                         if as_dict:  # the function-tools guide's error convention: the model sees it
                             return {"status": "error", "error_message": out.text}
-                        raise ToolFailed(out.text)  # ADK's default path: no on_tool_error_callback -> re-raised
+                        raise tool_error(out)  # ADK's default path: no on_tool_error_callback -> re-raised
                     return out.text
 
                 async def needs_approval(tool_context: ToolContext, **args: Any) -> bool:
@@ -453,6 +465,10 @@ class GoogleADKAdapter(Adapter):
                 return self._declared.model_copy(deep=True)
 
         return [ScenarioTool(n) for n in names]
+
+    def _tool_error(self, out: Any) -> Exception:
+        """What a tool raises for a ledger error (`out`: its ToolOutcome): `ToolFailed`, whatever its kind."""
+        return ToolFailed(out.text)
 
     def _agent(self, scenario: Scenario, ctx: RunContext, probe: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         from google.adk.agents import LlmAgent
@@ -1139,6 +1155,94 @@ class GoogleADKTransfer(GoogleADKAdapter):
         return {"sub_agents": children}
 
 
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+class RecoverableToolError(ToolFailed):
+    """The guarded variant's tool error the service answered as recoverable: the guard hands it to the model."""
+
+
+class GoogleADKGuarded(GoogleADKAdapter):
+    variant = "guarded"
+    about = ("the default with loopbench.guard installed through ADK's agent callbacks (before/after/on-error for "
+             "model and tools), tool confirmation and the agent's timeout, on the main agent and each AgentTool "
+             "child (guard.child()); native limits as the default")
+    guard_lacks: ClassVar[dict[Hook, str]] = dict(GUARD_LACKS)
+    capabilities = GoogleADKAdapter.capabilities.model_copy(update={"guard_of": "default",
+                                                                    "guard_lacks": dict(GUARD_LACKS)})
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **GoogleADKAdapter.mechanism_table,
+        "approval_pause": "the guard's before_tool_callback, for a call it holds no approval for (bound to the exact "
+                          "arguments): tool_context.request_confirmation + skip_summarization -> "
+                          "adk_request_confirmation ends the invocation; SqliteSessionService in the task dir; resume "
+                          "as the default, the decision given to the guard for exactly that call",
+        "tool_error_recoverable": "the tool raises; the guard's on_tool_error_callback answers the model with an "
+                                  "error dict (ADK's recovery response)",
+        "tool_error_fatal": "the tool raises; the guard's on_tool_error_callback raises its ToolFailed out of the run",
+    }
+
+    def _callbacks(self, guard: Any, can_pause: bool) -> Any:
+        from loopbench.guard.bindings.google_adk import GuardCallbacks
+
+        return GuardCallbacks(guard, recoverable=lambda exc: isinstance(exc, RecoverableToolError),
+                              can_pause=can_pause)
+
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        self._guard = guarded.task_guard(scenario, ctx)
+        return await super().run(scenario, ctx)
+
+    async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
+                     ) -> SegmentResult:
+        self._guard = guarded.task_guard(scenario, ctx)
+        if (snapshot / PAUSE_FILE).exists():  # the pending calls, each with the function call id the guard sees
+            guarded.decide(self._guard, json.loads((snapshot / PAUSE_FILE).read_text())["requests"], decisions)
+        return await super().resume(scenario, snapshot, decisions, ctx)
+
+    def _tool_error(self, out: Any) -> Exception:
+        """A timeout is the tool's client timing out (`TimeoutError`: the guard marks a write's outcome unknown);
+        a recoverable error is told apart from a fatal one, so the guard can hand it to the model."""
+        if out.error_kind == "timeout":
+            return TimeoutError(out.text)
+        if out.error_kind == "recoverable":
+            return RecoverableToolError(out.text)
+        return super()._tool_error(out)
+
+    def _agent(self, scenario: Scenario, ctx: RunContext, probe: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        agent, settings = super()._agent(scenario, ctx, probe)
+        self._installed = self._callbacks(self._guard, can_pause=True)
+        self._installed.install(agent)
+        settings["guard"] = {"callbacks": "GuardCallbacks(guard).install(agent): appended after the agent's own",
+                             "timeout_s": _rounded(getattr(agent, "timeout", None))}
+        return agent, settings
+
+    def _child(self, scenario: Scenario, child: str, ledger: LedgerClient, model: Any, before_tool: Any,
+               **extra: Any) -> Any:
+        """An AgentTool child with the guard's child: its nested run cannot pause the parent (can_pause=False)."""
+        agent = super()._child(scenario, child, ledger, model, before_tool, **extra)
+        self._callbacks(self._guard.child(), can_pause=False).install(agent, deadline=False)
+        return agent
+
+    def _pending(self, events: list[Any]) -> list[dict[str, Any]]:
+        """As the default, each with `raw_id`: the function call id the guard's callback sees on the resume."""
+        raw = {fc.id: ((fc.args or {}).get("originalFunctionCall") or {}).get("id")
+               for e in events for fc in e.get_function_calls() if fc.name == CONFIRMATION}
+        return [{**p, "raw_id": raw.get(p["request_id"])} for p in super()._pending(events)]
+
+    def _raised(self, exc: Exception, probe: dict[str, Any]) -> NativeSignals:
+        installed = getattr(self, "_installed", None)
+        if installed is not None:
+            installed.stop_in(exc)  # a deadline cut in flight: recorded as the guard's stop
+        return super()._raised(exc, probe)
+
+    async def _drive(self, scenario: Scenario, ctx: RunContext, service: Any, label: str, session_id: str,
+                     message: Any, notes: list[str], watch_cancel: bool = True) -> SegmentResult:
+        result = await super()._drive(scenario, ctx, service, label, session_id, message, notes, watch_cancel)
+        guarded.save(self._guard, ctx)
+        return result.model_copy(update={"signals": result.signals.model_copy(
+            update={"guard": guarded.signal(self._guard)})})
+
+
 # the framework's other idioms, in the order runs and reports show them
 GoogleADKAdapter.variant_classes = (GoogleADKErrorDict, GoogleADKInMemory, GoogleADKAnthropic, GoogleADKSSE,
-                                    GoogleADKSingleTurn, GoogleADKTransfer)
+                                    GoogleADKSingleTurn, GoogleADKTransfer, GoogleADKGuarded)

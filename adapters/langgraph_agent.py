@@ -135,6 +135,17 @@ Variants
 - `tool-strategy`: `default`, but a structured answer is asked for with `response_format=ToolStrategy(<model>)`, the
   documented tool-based strategy, with its defaults (handle_errors=True, langchain/agents/structured_output.py:235-253):
   see "Structured answers". A scenario without `output` runs exactly as `default`.
+- `guarded`: `default` with the production policy as code (`loopbench.guard`, docs/guard.md) installed as create_agent
+  middleware, `GuardMiddleware` (loopbench/guard/bindings/langgraph.py), last in each agent's list (innermost around
+  the model and the tools) on the main agent and, with `guard.child()`, on each sub-agent. One guard per business
+  task (adapters/guarded.py), kept in the task dir across pauses and resumes. The native limits (recursion_limit),
+  HumanInTheLoopMiddleware, the deny hooks and the checkpointer are the default's; a resume also tells the guard the
+  decisions, by the tool call id (`toolu_<id>`), so its `awrap_tool_call` admits exactly the approved call once and
+  refuses a rejected call's effect through any other tool (its `denied`). The tools report a ledger error the way a
+  LangChain tool does: a recoverable one as `ToolException` (answered to the model as an error ToolMessage by the
+  guard), a timeout as `TimeoutError` (a write's outcome unknown), a fatal one as the default's `ToolFailed`. The
+  guard's stops propagate out of the graph; the segment records `signals.guard` and maps a raised stop as the
+  guard's (rule 13), not as a tool's or the model's failure.
 
 Structured answers (scenario `output`): the schema is a pydantic model, `output_model()`: `pydantic.create_model(
 <output name>, __doc__=<description>, __config__=ConfigDict(extra="forbid"))`, every field required (str, int, float,
@@ -233,6 +244,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, ClassVar
 
+from loopbench.adapters import guarded
 from loopbench.adapters.kit import (
     ToolDenied,
     ToolFailed,
@@ -241,6 +253,8 @@ from loopbench.adapters.kit import (
     pydantic_output_model,
     raised_in_model_client,
 )
+from loopbench.guard.bindings.lacks import LANGGRAPH as LANGGRAPH_LACKS
+from loopbench.guard.hooks import Hook
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, OPENAI_ID_PREFIX, neutral_id
@@ -489,7 +503,7 @@ class LangGraphAdapter(Adapter):
                     return f"{name} is denied by policy; it was not executed."
                 out = await ledger.call(name, args, cid)
                 if not out.ok:
-                    raise ToolFailed(out.text)
+                    raise self._tool_error(out)
                 return out.text
 
             # resolved here: the module's lazy imports are not in its globals
@@ -498,6 +512,11 @@ class LangGraphAdapter(Adapter):
                                   coroutine=invoke)
 
         return [make(n) for n in scenario.tools]
+
+    def _tool_error(self, out: Any) -> Exception:
+        """What a tool raises for a ledger error (any kind): `ToolFailed`, which ToolNode's default handler lets
+        propagate out of the graph."""
+        return ToolFailed(out.text)
 
     def _middleware(self, scenario: Scenario, ledger: LedgerClient, agent: str = MAIN_AGENT
                     ) -> tuple[list[Any], dict[str, Any]]:
@@ -903,7 +922,7 @@ class LangGraphAdapter(Adapter):
                 if all(getattr(m, "id", None) != rejected.id for m in kept):
                     values = {**values, "messages": [*kept, rejected]}
             counters = self._counters(values, prior_ids, steps, answer_tool)
-            failed_models = sum(1 for ok in model_tasks.values() if not ok)
+            failed_models = sum(1 for ok in model_tasks.values() if not ok) - self._unsent_model_calls(exc)
             if failed_models > (1 if rejected is not None else 0):  # raised in a model call: what it sent is unknown
                 counters = counters.model_copy(update={"model_requests_reported": None, "input_tokens_reported": None,
                                                        "output_tokens_reported": None})
@@ -957,6 +976,10 @@ class LangGraphAdapter(Adapter):
         return SegmentResult(signals=signals, counters=counters, **common), [], before
 
     # ------------------------------------------------------------------ mapping
+    def _unsent_model_calls(self, exc: BaseException) -> int:
+        """Failed model tasks of a raised graph that sent no request (their counts are known): none here."""
+        return 0
+
     def _streamed(self, message_chunks: int) -> dict[str, Any]:
         """What the "messages" stream mode delivered, for the record (only when the idiom reads it)."""
         return {"message_chunks": message_chunks} if "messages" in self.stream_modes else {}
@@ -1384,6 +1407,88 @@ class LangGraphToolStrategy(LangGraphAdapter):
                                      "bounded only by the step limit"}
 
 
+class LangGraphGuarded(LangGraphAdapter):
+    variant = "guarded"
+    about = ("the default with loopbench.guard installed as create_agent middleware (GuardMiddleware: "
+             "awrap_model_call, awrap_tool_call, interrupt() for a call it holds no approval for) on the main agent "
+             "and each sub-agent; native limits, HumanInTheLoopMiddleware and the deny hooks as the default")
+    guard_lacks: ClassVar[dict[Hook, str]] = dict(LANGGRAPH_LACKS)
+    capabilities = LangGraphAdapter.capabilities.model_copy(
+        update={"guard_of": "default", "guard_lacks": dict(LANGGRAPH_LACKS)})
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **LangGraphAdapter.mechanism_table,
+        "approval_pause": "HumanInTheLoopMiddleware(interrupt_on={tool: {allowed_decisions, when}}) + one "
+                          "AsyncSqliteSaver per thread in the task dir, as the default; the resume's decisions are "
+                          "also told to the guard (guard.decide, bound to the exact call), whose awrap_tool_call "
+                          "admits the approved call once",
+        "reject": "HITL decision {'type': 'reject'} as the default, told to the guard too: the rejected call's "
+                  "effect is refused by any tool afterwards (the guard's `denied`, raised out of the graph)",
+        "tool_error_recoverable": "the tool raises ToolException; the guard's awrap_tool_call answers it as an error "
+                                  "ToolMessage (the model retries; the stall check bounds identical retries)",
+        "tool_error_fatal": "the tool raises ToolFailed; the guard's awrap_tool_call raises its `failed` stop, which "
+                            "ToolNode's default handler lets propagate out of the graph",
+    }
+
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        self._guard = guarded.task_guard(scenario, ctx)
+        return self._guarded(await super().run(scenario, ctx), ctx)
+
+    async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
+                     ) -> SegmentResult:
+        self._guard = guarded.task_guard(scenario, ctx)
+        if (snapshot / PAUSE_FILE).exists():  # the calls the human decided, by the tool call id the binding sees
+            pending = json.loads((snapshot / PAUSE_FILE).read_text()).get("pending", [])
+            guarded.decide(self._guard, [{**p, "raw_id": f"{self.call_id_prefix}{p['call_id']}" if p.get("call_id")
+                                          else None} for p in pending], decisions)
+        return self._guarded(await super().resume(scenario, snapshot, decisions, ctx), ctx)
+
+    def _guarded(self, result: SegmentResult, ctx: RunContext) -> SegmentResult:
+        guarded.save(self._guard, ctx)
+        return result.model_copy(update={"signals": result.signals.model_copy(
+            update={"guard": guarded.signal(self._guard)})})
+
+    def _tool_error(self, out: Any) -> Exception:
+        """A ledger error as a LangChain tool reports it: a recoverable one as `ToolException` (LangChain's
+        recoverable tool error), a timeout as the client's `TimeoutError` (the guard marks a write's outcome
+        unknown), a fatal one as the default's `ToolFailed`."""
+        from langchain_core.tools import ToolException
+
+        if out.error_kind == "recoverable":
+            return ToolException(out.text)
+        if out.error_kind == "timeout":
+            return TimeoutError(out.text)
+        return super()._tool_error(out)
+
+    def _middleware(self, scenario: Scenario, ledger: LedgerClient, agent: str = MAIN_AGENT
+                    ) -> tuple[list[Any], dict[str, Any]]:
+        """The default's middleware, then the guard's (last: innermost around the model and the tools, after the
+        deny gate and HITL have answered a call); a sub-agent's guard is the task guard's child."""
+        from loopbench.guard.bindings.langgraph import GuardMiddleware
+
+        middleware, settings = super()._middleware(scenario, ledger, agent)
+        main = agent == MAIN_AGENT
+        middleware.append(GuardMiddleware(self._guard if main else self._guard.child()))
+        settings["guard"] = "GuardMiddleware(guard)" if main else "GuardMiddleware(guard.child())"
+        return middleware, settings
+
+    def _unsent_model_calls(self, exc: BaseException) -> int:
+        """The guard's refusal of a model call raised out of the model node: no request was sent."""
+        from loopbench.guard.bindings.langgraph import refused_before_request
+
+        stop = guarded.guard_stop_in(exc)
+        return 1 if stop is not None and refused_before_request(stop) else 0
+
+    @staticmethod
+    def _raised(exc: Exception, supersteps: int, answer_rejected: bool = False) -> NativeSignals:
+        """A guard's stop raised out of the graph (maybe wrapped) is the guard's exit (`signals.guard`, rule 13),
+        not a tool's or the model's failure; anything else as the default maps it."""
+        stop = guarded.guard_stop_in(exc)
+        if stop is None:
+            return LangGraphAdapter._raised(exc, supersteps, answer_rejected)
+        return NativeSignals(ended="raised", exception_type=type(exc).__name__, exception_message=str(exc)[:500],
+                             extra={"supersteps": supersteps, "guard_stop": type(stop).__name__})
+
+
 # the framework's other idioms, in the order runs and reports show them
 LangGraphAdapter.variant_classes = (LangGraphStateGraph, LangGraphModelCallLimit, LangGraphOpenAICompatible,
-                                    LangGraphStreamMessages, LangGraphToolStrategy)
+                                    LangGraphStreamMessages, LangGraphToolStrategy, LangGraphGuarded)

@@ -193,6 +193,7 @@ from loopbench.adapters.node.protocol import (
     Thrown,
     Wire,
 )
+from loopbench.guard.hooks import Hook
 from loopbench.harness.adapter import Capabilities, Intent, NodeProject, RunContext
 from loopbench.harness.models import Provider
 from loopbench.harness.record import LimitTranslation, NativeSignals, ReportedCounters, SegmentResult
@@ -545,5 +546,81 @@ class MastraOpenAICompatible(MastraAdapter):
                                          "OpenAI-compatible endpoint (@ai-sdk/openai-compatible, Chat Completions)")
 
 
+# the extension points the policy needs that Mastra lacks, or offers only in part (loopbench/guard/hooks.py)
+GUARD_LACKS: dict[Hook, str] = {
+    "pause": "requireApproval suspends one call per pause: while approval may be required Mastra runs a step's tool "
+             "calls one at a time (generate's toolCallConcurrency defaults to 1) and suspends at the first that needs "
+             "it, so parallel calls that need decisions come in successive pauses and a resume's decision for a call "
+             "not yet suspended reaches neither Mastra nor the guard; and a finished run's snapshot is deleted from "
+             "the storage, so resuming the same pause again throws (AGENT_RESUME_NO_SNAPSHOT_FOUND) before any hook "
+             "runs: the guard's recorded-result replay cannot answer it",
+}
+
+
+class MastraGuarded(MastraAdapter):
+    """The default (agent.generate(), Claude through the model router's anthropic/<model>, the same native limits:
+    maxSteps, modelSettings.timeout, requireApproval, the deny hooks) with loopbench.guard installed by the driver
+    (adapters/mastra/driver.mjs, "the guard") through Mastra's documented extension points. The guard runs in this
+    process (loopbench/guard/service.py), each hook one POST (adapters/node/protocol.mjs `guardClient`); the binding:
+
+    - an input processor on each Agent (`inputProcessors`, reference-processors-processor-interface.md):
+      `processLLMRequest` ("once per provider call", before it is sent) reserves the call: `beforeModelCall`, whose
+      refusal (a call, token or cost cap, the deadline) is thrown; the loop rethrows a non-TripWire error of a
+      processor (agent chunk: "Error in processLLMRequest processors"), so generate() throws it before the model is
+      asked. `processLLMResponse` ("once per completed provider stream", the same per-processor `state`, before the
+      step's tools run) settles it with the `finish` chunk's usage, or as failed on an `error` chunk; a call the run
+      threw out of (the deadline, an abort) is settled as failed when the run ends;
+    - each tool's `execute` (the driver's code): `beforeToolCall` (approval bound to the exact call, a rejected
+      effect, a blind repeat of a write of unknown outcome -> `Not run: ...` as the result, a write already run under
+      that call id -> its recorded result, no model call left to read the result), then the ledger call, then
+      `afterToolCall` (the stall check; the result handed to the model bounded), `toolFailed` (fatal or not, as the
+      ledger's answer says) or `toolTimedOut`;
+    - the delegation tools Mastra builds for sub-agents (`agent-<child>`): generate()'s documented `hooks`
+      (`beforeToolCall` / `afterToolCall`, which wrap every tool, agent tools included; composed with the default's
+      deny hook) reserve and settle each delegation as a tool call of the parent's; a child run that threw (its model
+      failed, or it stopped on the guard) is a definitive failure of the delegation (`toolFailed`, fatal). Each
+      child Agent has the same input processor and tools under its own name (the guard's `child()`: the task's
+      allowance, approvals and writes);
+    - approval: Mastra's own `requireApproval` (as the default) suspends a call that needs it; the adapter tells the
+      guard the resume's decisions (adapters/node/adapter.py `_guarded`), and the guard's check in execute admits
+      exactly the approved call once; a rejection is told to the guard too, which refuses the rejected effect
+      through any tool afterwards (its `denied` stop);
+    - the deadline: an AbortController aborted when `remaining()` runs out (the guard records its `wall_s` stop
+      first), merged with the caller's cancel into generate()'s `abortSignal`, which Mastra hands to every model
+      request, tool execute and child run; the native `modelSettings.timeout` stays as the default sets it.
+
+    Whatever a tool's execute, or a tool hook, throws is Mastra's tool-error path (the model reads the error), so a
+    stop is kept (the first wins) and thrown again by the next hook the run reaches — the next processLLMRequest, in
+    the child's run and then the parent's — before the model is asked; a run that returns with a stop kept (the
+    stop came in its last allowed step) is reported as raising it, as a caller checks its guard.
+    """
+
+    variant = "guarded"
+    guarded_mode = True
+    about = ("the default with loopbench.guard installed through Mastra's extension points: an input processor "
+             "(processLLMRequest / processLLMResponse) on each Agent, each tool's execute, hooks around the "
+             "delegation tools, requireApproval and an abortSignal; native limits as the default")
+    guard_lacks: ClassVar[dict[Hook, str]] = GUARD_LACKS
+    capabilities = MastraAdapter.capabilities.model_copy(update={"guard_of": "default", "guard_lacks": GUARD_LACKS})
+    # the driver's words where the guard changes the default's mechanism (driver.mjs GUARD_MECHANISMS)
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **MastraAdapter.mechanism_table,
+        "approval_pause": "createTool({requireApproval}) -> finishReason 'suspended' with suspendPayload, the run "
+                          "suspended in the Mastra storage (LibSQLStore in the task dir); resumed with "
+                          "agent.approveToolCallGenerate/declineToolCallGenerate({runId, toolCallId}), the decisions "
+                          "also told to the guard (guard.decide), whose check in the tool's execute admits exactly the "
+                          "approved call once",
+        "reject": "agent.declineToolCallGenerate({runId, toolCallId}) on resume (the model gets the decline message), "
+                  "told to the guard too: the rejected effect is refused in any tool's execute afterwards (the "
+                  "guard's denied stop)",
+        "tool_error_recoverable": "tool execute tells the guard (toolFailed, not fatal) and throws an Error (Mastra's "
+                                  "tool-error path: the model gets the error; the guard's stall check bounds "
+                                  "identical retries)",
+        "tool_error_fatal": "tool execute tells the guard (toolFailed, fatal): its `failed` stop is kept and thrown by "
+                            "the next model call's processLLMRequest, so generate() throws it before the model reads "
+                            "the error",
+    }
+
+
 # the framework's other idioms, in the order runs and reports show them
-MastraAdapter.variant_classes = (MastraStream, MastraOpenAICompatible)
+MastraAdapter.variant_classes = (MastraStream, MastraOpenAICompatible, MastraGuarded)

@@ -143,10 +143,13 @@ import asyncio
 import json
 import weakref
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from loopbench.adapters import guarded
 from loopbench.adapters.caller_cancel import CallerCancel
 from loopbench.adapters.kit import ToolFailed, in_chain, pydantic_output_model, raised_in_model_client
+from loopbench.guard.bindings.lacks import OPENAI_AGENTS as OPENAI_AGENTS_LACKS
+from loopbench.guard.hooks import Hook
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.model_server.call_ids import neutral_id
@@ -154,6 +157,9 @@ from loopbench.harness.models import Provider
 from loopbench.harness.record import LimitTranslation, NativeSignals, PendingCall, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
 from loopbench.harness.scenario.model import MAIN_AGENT, OutputSpec
+
+if TYPE_CHECKING:
+    from loopbench.guard.hooks import Hook
 
 STATE_FILE = "run_state.json"
 KEPT_INPUT_FILE = "kept_input.json"  # a cancelled streamed run's to_input_list(): what a resume continues from
@@ -261,7 +267,7 @@ class OpenAIAgentsAdapter(Adapter):
         return OpenAIResponsesModel(model=model_id, openai_client=client)
 
     def _agent(self, scenario: Scenario, ctx: RunContext) -> Any:
-        from agents import Agent, FunctionTool, default_tool_error_function, set_tracing_disabled
+        from agents import Agent, FunctionTool, set_tracing_disabled
         from agents.tool_guardrails import ToolGuardrailFunctionOutput, tool_input_guardrail
         set_tracing_disabled(True)
         ledger = LedgerClient(ctx.base_url, ctx.ledger_token, ctx.run_id)
@@ -273,8 +279,8 @@ class OpenAIAgentsAdapter(Adapter):
             async def invoke(tool_ctx: Any, raw_args: str) -> str:
                 args = json.loads(raw_args or "{}")
                 out = await ledger.call(name, args, neutral_id(getattr(tool_ctx, "tool_call_id", None)))
-                if not out.ok:  # the decorator's default failure path, for a hand-built tool
-                    return default_tool_error_function(tool_ctx, ToolFailed(out.text))
+                if not out.ok:
+                    return self._tool_error(tool_ctx, out)
                 return out.text
 
             async def needs_approval(_run_ctx: Any, params: dict[str, Any], call_id: str) -> bool:
@@ -312,15 +318,30 @@ class OpenAIAgentsAdapter(Adapter):
         # sub-agents: the SDK's agents-as-tools idiom (module docstring), one `Agent.as_tool` per child, named after
         # the child, with as_tool's defaults (the child's own nested Runner.run, max_turns DEFAULT_MAX_TURNS)
         children = [
-            Agent(name=child, instructions=spec.instructions, model=model,
-                  tools=[make_tool(n) for n in scenario.tools_of(child)])
-            .as_tool(tool_name=child, tool_description=spec.description)
+            self._as_tool(self._install(Agent(name=child, instructions=spec.instructions, model=model,
+                                              tools=[make_tool(n) for n in scenario.tools_of(child)]), main=False),
+                          child, spec.description)
             for child, spec in scenario.agents.items()
         ]
         if scenario.output is not None:  # the structured answer: output_type, the SDK's defaults (docstring)
             extra["output_type"] = output_model(scenario.output)
-        return Agent(name="assistant", instructions=scenario.instructions, model=model,
-                     tools=[*(make_tool(n) for n in scenario.tools_of(MAIN_AGENT)), *children], **extra)
+        return self._install(Agent(name="assistant", instructions=scenario.instructions, model=model,
+                                   tools=[*(make_tool(n) for n in scenario.tools_of(MAIN_AGENT)), *children],
+                                   **extra), main=True)
+
+    def _tool_error(self, tool_ctx: Any, out: Any) -> Any:
+        """A ledger error's answer: the decorator's default failure path, for a hand-built tool."""
+        from agents import default_tool_error_function
+
+        return default_tool_error_function(tool_ctx, ToolFailed(out.text))
+
+    def _install(self, agent: Any, main: bool) -> Any:
+        """The agent as the idiom runs it (`main`: the task's agent, else a sub-agent): as built."""
+        return agent
+
+    def _as_tool(self, agent: Any, name: str, description: str) -> Any:
+        """A sub-agent as the parent's tool: `as_tool` with its defaults (module docstring)."""
+        return agent.as_tool(tool_name=name, tool_description=description)
 
     def _run_kwargs(self, scenario: Scenario, handled: list[bool]) -> tuple[dict[str, Any], dict[str, Any]]:
         from agents.run import DEFAULT_MAX_TURNS
@@ -349,13 +370,17 @@ class OpenAIAgentsAdapter(Adapter):
         if (snapshot / KEPT_INPUT_FILE).exists():  # what a cancelled run kept (not an approval pause)
             return await self._drive(scenario, ctx, agent, json.loads((snapshot / KEPT_INPUT_FILE).read_text()))
         state = await RunState.from_string(agent, (snapshot / STATE_FILE).read_text())
+        self._decide(state, decisions)
+        return await self._drive(scenario, ctx, agent, state)
+
+    def _decide(self, state: Any, decisions: dict[str, str]) -> None:
+        """The resume's decisions on the saved state's interruptions (`approve` / `reject`, by scripted call id)."""
         for item in state.get_interruptions():
             decision = decisions.get(neutral_id(getattr(item.raw_item, "call_id", None)) or "")
             if decision == "approve":
                 state.approve(item)
             elif decision == "reject":
                 state.reject(item)
-        return await self._drive(scenario, ctx, agent, state)
 
     async def _execute(self, agent: Any, start: Any, kwargs: dict[str, Any], cancel: CallerCancel) -> Any:
         """The finished run (`RunResult`): `Runner.run`; raises what the run raised. Run as a task so the caller's
@@ -590,5 +615,100 @@ class OpenAIAgentsStream(OpenAIAgentsAdapter):
         return result
 
 
+class OpenAIAgentsGuarded(OpenAIAgentsAdapter):
+    variant = "guarded"
+    about = ("the default with loopbench.guard installed (AgentGuard: agent hooks on_llm_start / on_llm_end, the "
+             "tools' input and output guardrails, needs_approval, a wrapped on_invoke_tool, "
+             "RunConfig.tool_error_formatter; sub-agents as_tool(failure_error_function=None) with the child guard) "
+             "and the run bounded by the guard's deadline; native limits as the default")
+    guard_lacks: ClassVar[dict[Hook, str]] = dict(OPENAI_AGENTS_LACKS)
+    capabilities = OpenAIAgentsAdapter.capabilities.model_copy(
+        update={"guard_of": "default", "guard_lacks": dict(OPENAI_AGENTS_LACKS)})
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **OpenAIAgentsAdapter.mechanism_table,
+        "approval_pause": "FunctionTool(needs_approval=callable), the guard's wrapper around it -> "
+                          "result.interruptions; RunState.to_string() saved, RunState.from_string() + approve() on "
+                          "resume, the decisions also told to the guard (guard.decide, bound to the exact call), whose "
+                          "tool input guardrail admits the approved call once",
+        "reject": "RunState.reject(interruption) as the default, told to the guard too (guard.decide and "
+                  "RunConfig.tool_error_formatter): the rejected call's effect is refused by any tool afterwards "
+                  "(the guard's `denied`, raised out of the run)",
+        "tool_error_recoverable": TOOL_ERROR_TEXT + "; a timeout raises TimeoutError: the guard marks a write's "
+                                  "outcome unknown and tells the model",
+        "tool_error_fatal": "the tool raises (the SDK's 'the run fails'); the guard's wrapped on_invoke_tool raises "
+                            "its `failed` stop out of the run (UserError, the stop its cause)",
+        "delegate": "Agent(instructions=..., tools=..., hooks=<the child guard's>).as_tool(tool_name=<child id>, "
+                    "tool_description=..., failure_error_function=None) (agents as tools: the child's stops and "
+                    "errors reach the parent's run; as_tool's default max_turns (10); the parent's Usage is shared)",
+    }
+
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        self._start_guard(scenario, ctx)
+        return await super().run(scenario, ctx)
+
+    async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
+                     ) -> SegmentResult:
+        self._start_guard(scenario, ctx)
+        return await super().resume(scenario, snapshot, decisions, ctx)
+
+    def _start_guard(self, scenario: Scenario, ctx: RunContext) -> None:
+        from loopbench.guard.bindings.openai_agents import AgentGuard
+
+        self._guard = guarded.task_guard(scenario, ctx)
+        self._binding = AgentGuard(self._guard)
+
+    def _decide(self, state: Any, decisions: dict[str, str]) -> None:
+        """The decisions told to the guard first, for exactly the pending calls (by the SDK's call id, the one its
+        guardrail sees when the approved call runs), then to the SDK as the default does."""
+        pending = [{"call_id": neutral_id(raw), "raw_id": raw, "tool": item.tool_name or "",
+                    "args": json.loads(getattr(item.raw_item, "arguments", None) or "{}")}
+                   for item in state.get_interruptions()
+                   for raw in [getattr(item.raw_item, "call_id", None)]]
+        guarded.decide(self._guard, pending, decisions)
+        super()._decide(state, decisions)
+
+    def _tool_error(self, tool_ctx: Any, out: Any) -> Any:
+        """A fatal ledger error raises (the SDK's documented 'an exception causes the run to fail'), a timeout
+        raises the client's TimeoutError: the guard's wrapped invocation sees both; a recoverable one is answered as
+        the default does."""
+        if out.error_kind == "fatal":
+            raise ToolFailed(out.text)
+        if out.error_kind == "timeout":
+            raise TimeoutError(out.text)
+        return super()._tool_error(tool_ctx, out)
+
+    def _install(self, agent: Any, main: bool) -> Any:
+        return (self._binding if main else self._binding.child()).install(agent)
+
+    def _as_tool(self, agent: Any, name: str, description: str) -> Any:
+        return agent.as_tool(tool_name=name, tool_description=description, failure_error_function=None)
+
+    async def _execute(self, agent: Any, start: Any, kwargs: dict[str, Any], cancel: CallerCancel) -> Any:
+        async with self._binding.deadline():
+            return await super()._execute(agent, start, {**kwargs, "run_config": self._binding.run_config()}, cancel)
+
+    async def _drive(self, scenario: Scenario, ctx: RunContext, agent: Any, start: Any) -> SegmentResult:
+        result = await super()._drive(scenario, ctx, agent, start)
+        guarded.save(self._guard, ctx)
+        settings = {**result.settings, "guard": "AgentGuard(guard).install(agent); sub-agents AgentGuard.child(); "
+                                                "run_config=AgentGuard.run_config(); Runner.run inside deadline()"}
+        for child in settings.get("subagents", {}).values():
+            child["failure_error_function"] = "None (the child's stops and errors reach the parent's run)"
+        return result.model_copy(update={"settings": settings, "signals": result.signals.model_copy(
+            update={"guard": guarded.signal(self._guard)})})
+
+    @staticmethod
+    def _raised(exc: Exception) -> NativeSignals:
+        """The guard's stop raised out of the run (bare from a hook, or the cause of the SDK's UserError) is the
+        guard's exit (`signals.guard`, rule 13), not a tool's or the model's failure; anything else as the default
+        maps it."""
+        stop = guarded.guard_stop_in(exc)
+        if stop is None:
+            return OpenAIAgentsAdapter._raised(exc)
+        return NativeSignals(ended="raised", exception_type=type(exc).__name__, exception_message=str(exc)[:500],
+                             extra={"guard_stop": type(stop).__name__})
+
+
 # the framework's other idioms, in the order runs and reports show them
-OpenAIAgentsAdapter.variant_classes = (OpenAIAgentsHandledMaxTurns, OpenAIAgentsChatCompletions, OpenAIAgentsStream)
+OpenAIAgentsAdapter.variant_classes = (OpenAIAgentsHandledMaxTurns, OpenAIAgentsChatCompletions, OpenAIAgentsStream,
+                                       OpenAIAgentsGuarded)

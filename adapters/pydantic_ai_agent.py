@@ -213,9 +213,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
 
+from loopbench.adapters import guarded
 from loopbench.adapters.caller_cancel import CallerCancel
 from loopbench.adapters.kit import ToolDenied, in_chain, pydantic_output_model
 from loopbench.adapters.kit import ToolFailed as RaisedToolError
+from loopbench.guard.bindings.lacks import PYDANTIC_AI as PYDANTIC_AI_LACKS
 from loopbench.harness.adapter import Adapter, Capabilities, Intent, RunContext
 from loopbench.harness.ledger.http import LedgerClient
 from loopbench.harness.model_server.call_ids import ANTHROPIC_ID_PREFIX, OPENAI_ID_PREFIX, neutral_id
@@ -433,7 +435,7 @@ class PydanticAIAdapter(Adapter):
     # ---------------------------------------------------------------- building the agent
     def _tools(self, scenario: Scenario, ledger: LedgerClient, names: list[str]) -> list[Any]:
         """The tools `names` (one agent's: `Scenario.tools_of`), each executing through the ledger."""
-        from pydantic_ai import ModelRetry, Tool
+        from pydantic_ai import Tool
 
         deny_stops = scenario.policy.deny == "stop"
 
@@ -450,7 +452,7 @@ class PydanticAIAdapter(Adapter):
                     return out.text
                 if out.error_kind == "fatal":
                     raise self._fatal(out.text)
-                raise ModelRetry(out.text)  # recoverable or timed out: try again (the tool's retry budget)
+                raise self._retry(out)  # recoverable or timed out: try again (the tool's retry budget)
 
             tool = Tool.from_schema(invoke, name=name, description=spec.description, json_schema=spec.parameters,
                                     takes_ctx=True)
@@ -459,6 +461,12 @@ class PydanticAIAdapter(Adapter):
             return tool
 
         return [make(n) for n in names]
+
+    def _retry(self, out: Any) -> Exception:
+        """What the tool raises for a recoverable error or a timeout: `ModelRetry` (the model tries again)."""
+        from pydantic_ai import ModelRetry
+
+        return ModelRetry(out.text)
 
     def _fatal(self, text: str) -> Exception:
         """What the tool raises for an error its service answered as fatal: pydantic-ai's `ToolFailed` (the call is
@@ -1087,6 +1095,51 @@ class PydanticAIDelegateNoUsage(PydanticAIAdapter):
             total[key] += getattr(usage, key) or 0
 
 
+class PydanticAIGuarded(PydanticAIAdapter):
+    variant = "guarded"
+    capabilities = PydanticAIAdapter.capabilities.model_copy(
+        update={"guard_of": "default", "guard_lacks": dict(PYDANTIC_AI_LACKS)})
+    about = ("the default with loopbench.guard installed as a capability (GuardCapability: wrap_model_request, "
+             "wrap_tool_execute, ApprovalRequired) on the main agent and each sub-agent; native limits as the default")
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **PydanticAIAdapter.mechanism_table,
+        "approval_pause": "the guard's wrap_tool_execute raises ApprovalRequired for a call it holds no approval for "
+                          "(bound to the exact arguments); output_type=[str, DeferredToolRequests]; resume as the "
+                          "default, the decisions also told to the guard (guard.decide)",
+    }
+
+    async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        self._guard = guarded.task_guard(scenario, ctx)
+        return await super().run(scenario, ctx)
+
+    async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
+                     ) -> SegmentResult:
+        self._guard = guarded.task_guard(scenario, ctx)
+        if (snapshot / PENDING_FILE).exists():
+            guarded.decide(self._guard, json.loads((snapshot / PENDING_FILE).read_text()), decisions)
+        return await super().resume(scenario, snapshot, decisions, ctx)
+
+    def _retry(self, out: Any) -> Exception:
+        """A timeout is the tool's client timing out (`TimeoutError`): the guard marks a write's outcome unknown
+        and hands the model a ModelRetry, as the default does."""
+        return TimeoutError(out.text) if out.error_kind == "timeout" else super()._retry(out)
+
+    def _capabilities(self, scenario: Scenario, ledger: LedgerClient, settings: dict[str, Any], names: list[str],
+                      main: bool = True) -> list[Any]:
+        from loopbench.guard.bindings.pydantic_ai import GuardCapability
+
+        caps = super()._capabilities(scenario, ledger, settings, names, main)
+        settings["guard"] = "GuardCapability(guard)" if main else "GuardCapability(guard.child())"
+        return [*caps, GuardCapability(self._guard if main else self._guard.child())]
+
+    async def _drive(self, scenario: Scenario, ctx: RunContext, agent: Any, settings: dict[str, Any],
+                     start: dict[str, Any], extra: dict[str, Any]) -> SegmentResult:
+        result = await super()._drive(scenario, ctx, agent, settings, start, extra)
+        guarded.save(self._guard, ctx)
+        return result.model_copy(update={"signals": result.signals.model_copy(
+            update={"guard": guarded.signal(self._guard)})})
+
+
 # the framework's other idioms, in the order runs and reports show them
 PydanticAIAdapter.variant_classes = (PydanticAIIter, PydanticAIConversation, PydanticAIOpenAIChat, PydanticAIRaiseFatal,
-                                     PydanticAIStreamEvents, PydanticAIDelegateNoUsage)
+                                     PydanticAIStreamEvents, PydanticAIDelegateNoUsage, PydanticAIGuarded)

@@ -153,6 +153,7 @@ from loopbench.adapters.node.adapter import NodeAdapter
 from loopbench.adapters.node.driver import Reply
 from loopbench.adapters.node.home import NodeHome
 from loopbench.adapters.node.protocol import Hello, SegmentAnswer, SegmentRequest, SubagentRun, Thrown, Wire
+from loopbench.guard.hooks import Hook
 from loopbench.harness.adapter import Capabilities, Intent, NodeProject, RunContext
 from loopbench.harness.record import LimitTranslation, NativeSignals, ReportedCounters, SegmentResult
 from loopbench.harness.scenario import Scenario
@@ -517,3 +518,73 @@ class VercelOpenAICompatible(VercelAIAdapter):
 # the framework's other idioms, in the order runs and reports show them
 VercelAIAdapter.variant_classes = (VercelToolLoopAgent, VercelStreamText, VercelToolLoopAgentStream,
                                    VercelOpenAICompatible)
+
+
+# ---- the guarded variant: loopbench.guard through the SDK's hooks, served to the driver over HTTP
+GUARD_LACKS: dict[Hook, str] = {
+    "sub_agent": "an approval inside a sub-agent cannot pause the run: the SDK's docs rule out approvals in "
+                 "subagent tools (ai/docs/03-agents/06-subagents.mdx \"No Tool Approvals in Subagents\"); the "
+                 "child's generateText returns inside the parent's tool execute with its approval request "
+                 "unanswered, and a running execute has no way to pause the parent's loop (toolApproval is decided "
+                 "before execute). The child's other stops do reach the parent",
+}
+
+
+class VercelAIGuarded(VercelAIAdapter):
+    """The default (generateText, Claude through @ai-sdk/anthropic, the same native limits) with loopbench.guard
+    installed by the driver (adapters/vercel/driver.mjs `guardHooks`) through the SDK's own extension points; the
+    guard runs in this process (loopbench/guard/service.py), each hook one POST (adapters/node/protocol.mjs
+    `guardClient`):
+
+    - `prepareStep` (awaited before each step's model call; what it throws ends generateText with it,
+      generate-text.ts:1048, 1826-1838) reserves the call: `beforeModelCall`, whose refusal (a call, token or cost
+      cap, the deadline) is thrown, so the run ends raised on the guard's stop;
+    - `onLanguageModelCallEnd({usage})`, called once per step as the response is parsed, before the step's tools
+      run (generate-text.ts:1309-1355), settles it with the response's usage; `onStepError` (the provider call
+      threw, was aborted or timed out) settles it as failed. The SDK's retries of a request are inside one step:
+      the guard counts the step's call once, as a capability around the request counts it;
+    - each tool's `execute` (the driver's code): `beforeToolCall` (approval bound to the exact call, a rejected
+      effect, a blind repeat of a write of unknown outcome -> `Not run: ...` as the result, a write already run
+      under that call id -> its recorded result, no model call left to read the result), then the ledger call, then
+      `afterToolCall` (the stall check; the result handed to the model bounded), `toolFailed` (fatal or not) or
+      `toolTimedOut`. Whatever execute throws becomes a tool-error part (execute-tool-call.ts:163-192), so a stop
+      raised there is kept and the next step's `prepareStep` throws it before the model is asked; when a stop
+      condition (isStepCount, hasToolCall) ends the loop at that very step, generateText returns and the driver
+      raises the stop after it, as a caller checks its guard;
+    - approval: the SDK's own `toolApproval` (as the default) pauses the tools that need it; the adapter tells the
+      guard the resume's decisions (adapters/node/adapter.py `_guarded`);
+    - the deadline: an AbortController aborted when `remaining()` runs out (the guard records its `wall_s` stop
+      first), merged with the caller's cancel into the call's `abortSignal`, which the SDK hands to every model
+      request and tool execute and on to a child's loop; the native `timeout` stays as the default sets it;
+    - sub-agents: each child run gets the same hooks under the child's name (the guard's `child()`, sharing the
+      task's allowance); the delegation tool is a tool call of the parent's, and a child's stop, or its loop
+      throwing (its model failing past the SDK's retries: a definitive failure of the delegation), ends the
+      parent's run the same way.
+    """
+
+    variant = "guarded"
+    guarded_mode = True
+    about = ("the default with loopbench.guard installed through the SDK's hooks: prepareStep, onLanguageModelCallEnd "
+             "/ onStepError, each tool's execute, toolApproval and an abortSignal, on the main agent and each "
+             "sub-agent; native limits as the default")
+    guard_lacks: ClassVar[dict[Hook, str]] = GUARD_LACKS
+    capabilities = VercelAIAdapter.capabilities.model_copy(update={"guard_of": "default", "guard_lacks": GUARD_LACKS})
+    # the driver's words where the guard changes the default's mechanism (driver.mjs GUARD_MECHANISMS)
+    mechanism_table: ClassVar[dict[Intent, str]] = {
+        **VercelAIAdapter.mechanism_table,
+        "approval_pause": "toolApproval: {<tool>: fn} returning 'user-approval' -> tool-approval-request parts; "
+                          "messages (prompt + responseMessages) saved; a tool-approval-response appended on resume, "
+                          "the decisions also told to the guard (guard.decide), whose check in the tool's execute "
+                          "admits exactly the approved call once",
+        "reject": "tool-approval-response {approved: false, reason} on resume (the model sees execution-denied), told "
+                  "to the guard too: the rejected effect is refused in any tool's execute afterwards (the guard's "
+                  "denied stop)",
+        "tool_error_recoverable": "tool execute tells the guard (toolFailed, not fatal) and throws an Error (the "
+                                  "SDK's tool-error part: the model gets the error; the guard's stall check bounds "
+                                  "identical retries)",
+        "tool_error_fatal": "tool execute tells the guard (toolFailed, fatal): its `failed` stop is thrown by the next "
+                            "step's prepareStep, so generateText throws it before the model reads the error",
+    }
+
+
+VercelAIAdapter.variant_classes = (*VercelAIAdapter.variant_classes, VercelAIGuarded)

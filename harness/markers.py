@@ -7,6 +7,7 @@ truncates a huge output keeps it); an error carries `[loopbench-error:KIND:ID]`.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 RECEIPT_MARK = "[loopbench-receipt:"
@@ -19,6 +20,11 @@ def receipt(entry_id: str) -> str:
 
 def error_mark(kind: str, entry_id: str) -> str:
     return f"{ERROR_MARK}{kind}:{entry_id}]"
+
+
+def without_markers(text: str) -> str:
+    """The result as its tool's service said it, without the ledger's markers (ids that differ on every call)."""
+    return re.sub(r"\[loopbench-(?:receipt|error):[^\]]*\]\s?", "", text)
 
 
 def result_status(text: str | None) -> Literal["receipt", "error", "none"]:

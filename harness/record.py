@@ -186,6 +186,18 @@ class ReportedCounters(Frozen):
     cumulative: bool = False  # the framework's counters include earlier segments of the same task
 
 
+GuardExit = Literal["completed", "limit", "awaiting_approval", "denied", "failed", "stalled", "cancelled"]
+
+
+class GuardSignal(Frozen):
+    """What `loopbench.guard` decided in a guarded variant, beside the framework's own signals: its exit (the first
+    stop it raised through the framework's hooks), the measure of a limit stop, and why."""
+
+    exit: GuardExit
+    measure: str | None = None  # model_calls, tool_calls, tokens, cost_usd or wall_s (a limit stop)
+    reason: str | None = None
+
+
 class NativeSignals(Frozen):
     """The framework's own signals for one run segment, as the adapter mapped them. No scenario knowledge."""
 
@@ -207,6 +219,8 @@ class NativeSignals(Frozen):
     subtype: str | None = None
     terminal_reason: str | None = None
     finish_reason: str | None = None
+    # a guarded variant: the guard's own exit (loopbench.guard), set by the adapter from the guard it installed
+    guard: GuardSignal | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -228,6 +242,12 @@ class Capabilities(Frozen):
         default=None, description="this idiom runs the loop of that variant of the same framework through the "
         "framework's streaming entry point, read to the end (the report's streamed-vs-not table pairs the two); "
         "null: not a streaming entry point")
+    guard_of: str | None = Field(
+        default=None, description="this idiom is that variant of the same framework with loopbench.guard installed "
+        "through the framework's own hooks (the report's native-vs-guarded table pairs the two); null: not guarded")
+    guard_lacks: dict[str, str] = Field(
+        default_factory=dict, description="a guarded idiom: each extension point the policy needs that the framework "
+        "does not offer (a `Hook` of loopbench/guard/hooks.py), and what the policy cannot do without it")
     notes: tuple[str, ...] = ()
 
     @field_serializer("native_limits")

@@ -275,14 +275,17 @@ def bench(
                          ] = Path("reports/published"),
     startup_only: Annotated[bool, typer.Option(
         "--startup-only", help="only time the command line's start-up, merged into --out's results.json")] = False,
+    guard_only: Annotated[bool, typer.Option(
+        "--guard-only", help="only measure loopbench.guard's cost per call, merged into --out's results.json")
+    ] = False,
 ) -> None:
     """Benchmark: loopbench against a plain script per framework (wall and CPU ratios with their spread), the
     suite and --quick against their lower bound, each framework's own cost per model call, the model server, the
-    command line's start-up.
+    command line's start-up, the guard's own cost per call.
 
     Example: `loopbench bench --no-suite` (the plain-script comparison only, without the two suite runs)"""
     from loopbench.commands import bench as bench_cmd
-    bench_cmd.bench(out_dir, suite, published, startup_only)
+    bench_cmd.bench(out_dir, suite, published, startup_only, guard_only)
 
 
 @app.command()

@@ -32,6 +32,7 @@ from loopbench.reports.frames import (
     stability_frame,
     units_frame,
 )
+from loopbench.reports.guarded import native_vs_guarded
 from loopbench.reports.load import Results
 from loopbench.reports.scorecard import Score, scorecard, scorecard_frame
 from loopbench.reports.severity import reasons as reasons_of
@@ -55,6 +56,11 @@ class ReportData:
     # each streaming idiom beside the idiom it streams: the pairs, and every cell where they differ
     streaming_pairs: pd.DataFrame
     streaming_diffs: pd.DataFrame
+    # each guarded idiom beside the idiom it guards: the pairs, the cells still deviating when guarded (and why),
+    # and the hooks each framework lacks
+    guarded_pairs: pd.DataFrame
+    guarded_remaining: pd.DataFrame
+    guarded_lacks: pd.DataFrame
     # scenarios with sub-agents: per idiom, what its reported tokens cover; and each cell's counts per agent
     agents_summary: pd.DataFrame
     agents_cells: pd.DataFrame
@@ -118,6 +124,7 @@ def report_data(results: Results, claims_file: Path | None = None, baseline: Res
     # the claims about the frameworks of this run only (and those about every framework)
     claims = claims_about(load_claims(claims_file or CLAIMS_FILE), {r.framework for r in recs})
     streaming_pairs, streaming_diffs = streamed_vs_not(recs)
+    guarded_pairs, guarded_remaining, guarded_lacks = native_vs_guarded(recs)
     agents_summary, agents_cells = accounting_across_agents(recs)
     return ReportData(
         reasons=cell_reasons(recs), answers=answers(recs),
@@ -127,6 +134,7 @@ def report_data(results: Results, claims_file: Path | None = None, baseline: Res
         mechanisms=mechanisms_frame(recs), capabilities=capabilities_frame(recs),
         accounting=accounting_frame(recs), accounting_diffs=accounting_details(recs),
         streaming_pairs=streaming_pairs, streaming_diffs=streaming_diffs,
+        guarded_pairs=guarded_pairs, guarded_remaining=guarded_remaining, guarded_lacks=guarded_lacks,
         agents_summary=agents_summary, agents_cells=agents_cells,
         conformance=conformance_frame(recs), stability=stability_frame(recs),
         claims=check_claims(recs, claims), plots=[], stability_check=read_check(results.dir),

@@ -26,6 +26,7 @@ from loopbench.reports.notes import (
     CLAIM_MARK,
     COST_NOTE,
     GLOSSARY_NOTE,
+    GUARDED_NOTE,
     HOW_TO_READ,
     MECHANISMS_NOTE,
     OTHER_MARKS,
@@ -382,6 +383,12 @@ def render_html(data: ReportData) -> str:
             f"<p>{esc(STREAMING_NOTE)}</p>" + html_table(data.streaming_pairs)
             + (f"<p>Cells that differ:</p>{html_table(data.streaming_diffs)}" if not data.streaming_diffs.empty
                else "<p>No cell differs.</p>"))] if not data.streaming_pairs.empty else []),
+        *([("guarded", "Native vs guarded",
+            f"<p>{esc(GUARDED_NOTE)}</p>" + html_table(data.guarded_pairs)
+            + (f"<p>Cells that still deviate when guarded, and why:</p>{html_table(data.guarded_remaining)}"
+               if not data.guarded_remaining.empty else "<p>Every guarded cell conforms.</p>")
+            + (f"<p>The hooks each framework lacks:</p>{html_table(data.guarded_lacks)}"
+               if not data.guarded_lacks.empty else ""))] if not data.guarded_pairs.empty else []),
         *([("agents", "Accounting across agents",
             f"<p>{esc(AGENTS_NOTE)}</p>" + html_table(data.agents_summary) + "<p>Each cell:</p>"
             + html_table(data.agents_cells))] if not data.agents_summary.empty else []),

@@ -30,6 +30,7 @@ from loopbench.reports.notes import (
     CLAIM_MARK,
     COST_NOTE,
     GLOSSARY_NOTE,
+    GUARDED_NOTE,
     HOW_TO_READ,
     MECHANISMS_NOTE,
     OTHER_MARKS,
@@ -403,6 +404,19 @@ def render_markdown(data: ReportData) -> str:
             out += _items(f"`{r['scenario']}` · {r['streamed']} against {r['not streamed']}: {r['differences']}"
                           for _, r in data.streaming_diffs.iterrows())
             out.append("")
+    if not data.guarded_pairs.empty:
+        out += ["## Native vs guarded", "", md_wrap(GUARDED_NOTE), ""]
+        out.append(md_table(data.guarded_pairs, pad=True))
+        if data.guarded_remaining.empty:
+            out += ["Every guarded cell conforms.", ""]
+        else:
+            out += ["Cells that still deviate when guarded, and why:", ""]
+            out += _items(f"`{r['scenario']}` · {r['guarded']} ({r['deviations']}): {r['why']}"
+                          for _, r in data.guarded_remaining.iterrows())
+            out.append("")
+        if not data.guarded_lacks.empty:
+            out += ["The hooks each framework lacks (declared by its guard binding):", ""]
+            out.append(md_table(data.guarded_lacks, pad=True))
     if not data.agents_summary.empty:
         out += ["## Accounting across agents", "", md_wrap(AGENTS_NOTE), ""]
         out.append(md_table(data.agents_summary, pad=True))

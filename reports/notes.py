@@ -50,6 +50,14 @@ AGENTS_NOTE = (
 )
 
 
+GUARDED_NOTE = (
+    "Each guarded idiom beside the idiom it guards: the same framework, agent and native limits, with "
+    "loopbench.guard (the production loop policy as code, docs/guard.md) installed through the framework's own "
+    "extension points. How many cells conform natively and guarded; then each cell that still deviates when "
+    "guarded, with why: the hook the framework lacks (it declares it, below), a matter outside the policy (a "
+    "count the framework reports itself), or a gap of the guard's own where the framework has the hooks."
+)
+
 STREAMING_NOTE = (
     "Each streaming idiom beside the idiom whose loop it streams (the same framework, agent and limits, called "
     "through the framework's streaming entry point and read to the end): how many scenarios both ran, then every "

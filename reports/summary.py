@@ -112,6 +112,13 @@ class Summary(Frozen):
         default_factory=list, description="per streaming idiom: scenarios compared with the idiom it streams, and "
         "how many cells differ")
     streamed_differences: list[Row] = Field(default_factory=list, description="every cell that differs, in words")
+    native_vs_guarded: list[Row] = Field(
+        default_factory=list, description="per guarded idiom: cells conforming natively and guarded")
+    guarded_remaining: list[Row] = Field(
+        default_factory=list, description="each cell still deviating when guarded, with why (a missing hook, outside "
+        "the policy, or the guard's own gap)")
+    guarded_lacks: list[Row] = Field(
+        default_factory=list, description="per framework: the extension points its guard binding declares missing")
     agents_accounting: list[Row] = Field(
         default_factory=list, description="per framework variant: what its reported tokens cover in the sub-agent "
         "cells (the tree, the main loop alone, neither)")
@@ -181,6 +188,8 @@ def summary(data: ReportData) -> Summary:
         mechanisms=table_rows(data.mechanisms), capabilities=table_rows(data.capabilities),
         accounting=table_rows(data.accounting), accounting_differences=table_rows(data.accounting_diffs),
         streamed_vs_not=table_rows(data.streaming_pairs), streamed_differences=table_rows(data.streaming_diffs),
+        native_vs_guarded=table_rows(data.guarded_pairs), guarded_remaining=table_rows(data.guarded_remaining),
+        guarded_lacks=table_rows(data.guarded_lacks),
         agents_accounting=table_rows(data.agents_summary), agents_accounting_cells=table_rows(data.agents_cells),
         claims=[ClaimOut(id=r.claim.id, framework=r.claim.framework, text=r.claim.text, verdict=r.verdict,
                          evidence=list(r.evidence), versions=list(r.versions), detail=r.detail) for r in data.claims],

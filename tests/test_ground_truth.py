@@ -146,7 +146,7 @@ PARALLEL_TRUTH: dict[str, tuple[int, int, int, tuple[str, ...] | None]] = {
     # decided in-process when the CLI asks: no pause
     "claude-agent-sdk:can-use-tool": (1, 1, 0, None),
     # the CLI reports one deferred call (the last): the approved reply is never asked again nor run
-    "claude-agent-sdk": (1, 0, 0, ("issue_refund",)),
+    **dict.fromkeys(("claude-agent-sdk", "claude-agent-sdk:guarded"), (1, 0, 0, ("issue_refund",))),
     # the pause lives in the process that paused: the resume in a new one runs nothing
     "google-adk:in-memory": (1, 0, 0, BOTH),
     # one interrupt per gated call, in turn: the read re-runs on the resume, which pauses again on the refund

@@ -18,6 +18,7 @@ from loopbench.guard import (
     Denied,
     Estimate,
     Guard,
+    GuardStop,
     LimitReached,
     Stalled,
     ToolRules,
@@ -168,10 +169,10 @@ def test_the_allowance_carries_across_a_resume():
     snap = first.snapshot()
     assert in_flight.open
     resumed = Guard.restore(allowance, snap, rules)
+    resumed.before_tool_call("send_reply", {"to": "ana"}).commit()  # the approval survived the pause
     resumed.after_model_call(resumed.before_model_call(), input_tokens=10, output_tokens=5)
     with pytest.raises(LimitReached, match="model_calls: 4 used"):
         resumed.before_model_call()
-    resumed.before_tool_call("send_reply", {"to": "ana"}).commit()  # the approval survived the pause
     assert resumed.budget is not None and resumed.budget.elapsed_s() >= 4
     assert resumed.budget.remaining_s() is not None and resumed.budget.remaining_s() <= 6  # type: ignore[operator]
 
@@ -217,7 +218,11 @@ def test_tool_names_normalize_across_frameworks():
 
 
 def test_the_guard_imports_no_harness_and_no_sdk():
+    """The core imports pydantic and the standard library only; its HTTP service (service.py) also the server
+    loopbench itself depends on (starlette, uvicorn), never an SDK."""
     for path in GUARD.glob("*.py"):
+        allowed = {"loopbench", "pydantic", "__future__"} | ({"starlette", "uvicorn"} if path.name == "service.py"
+                                                            else set())
         for node in ast.walk(ast.parse(path.read_text())):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
@@ -225,5 +230,60 @@ def test_the_guard_imports_no_harness_and_no_sdk():
                 assert not name.startswith(("loopbench.harness", "loopbench.adapters", "loopbench.reports",
                                             "loopbench.commands")), (path.name, name)
                 top = name.split(".")[0]
-                assert top in {"loopbench", "pydantic", "__future__"} or top in __import__("sys").stdlib_module_names, (
-                    path.name, name)
+                assert top in allowed or top in __import__("sys").stdlib_module_names, (path.name, name)
+
+
+def test_no_tool_runs_when_no_model_call_is_left_to_read_it():
+    guard = Guard(Allowance(model_calls=2))
+    for turn in range(2):
+        guard.after_model_call(guard.before_model_call(), input_tokens=10, output_tokens=5)
+        if turn == 0:
+            guard.before_tool_call("search", {"q": turn}).commit()
+    with pytest.raises(LimitReached, match="no model call is left"):
+        guard.before_tool_call("search", {"q": 1})
+    assert guard.exit == "limit" and guard.stop_measure == "model_calls"
+    assert Guard(Allowance(model_calls=0), tool_needs_model_call=False).before_tool_call("search", {}).open
+
+
+def test_a_call_without_an_estimate_reserves_what_the_last_one_used():
+    """10,500 tokens a call against 25,000: the third call is refused before it is sent (21,000 + 10,500), so
+    the cap is never passed; without the estimate it would be sent and pass it."""
+    guard = Guard(Allowance(tokens=25_000), price=lambda i, o: i * 3e-6 + o * 15e-6)
+    for _ in range(2):
+        guard.after_model_call(guard.before_model_call(), input_tokens=10_000, output_tokens=500)
+    with pytest.raises(LimitReached, match="tokens"):
+        guard.before_model_call()
+    assert guard.budget is not None and guard.budget.used["tokens"] == 21_000
+    assert guard.budget.used["cost_usd"] == pytest.approx(2 * 0.0375)
+    blind = Guard(Allowance(tokens=25_000), estimate_from_last=False)
+    for _ in range(3):
+        blind.after_model_call(blind.before_model_call(), input_tokens=10_000, output_tokens=500)
+    assert blind.budget is not None and blind.budget.used["tokens"] > 25_000
+
+
+def test_a_fatal_tool_error_ends_the_task_and_a_sub_agent_s_stop_is_the_task_s():
+    parent = Guard(Allowance())
+    kid = parent.child()
+    held = kid.before_tool_call("lookup_policy", {"topic": "refund"})
+    with pytest.raises(GuardStop, match="permission denied"):
+        kid.tool_failed(held, "lookup_policy", fatal=True, message="permission denied")
+    assert kid.exit == parent.exit == "failed"
+    again = parent.before_tool_call("lookup_policy", {"topic": "refund"})
+    parent.tool_failed(again, "lookup_policy", fatal=False, message="busy")  # recoverable: the model retries
+    assert parent.budget is not None and parent.budget.used["tool_calls"] == 2
+
+
+def test_the_stall_check_compares_answers_by_the_given_key():
+    """A request id in every answer would hide a stall: `result_key` says what counts as the same answer."""
+    plain = Guard(Allowance())
+    keyed = Guard(Allowance(), result_key=lambda r: r.split(" ", 1)[1])
+    for n in range(3):
+        plain.after_tool_call(plain.before_tool_call("search_kb", {"q": "x"}), "search_kb", {"q": "x"},
+                              f"req-{n} nothing")
+    for n in range(2):
+        keyed.after_tool_call(keyed.before_tool_call("search_kb", {"q": "x"}), "search_kb", {"q": "x"},
+                              f"req-{n} nothing")
+    with pytest.raises(Stalled):
+        keyed.after_tool_call(keyed.before_tool_call("search_kb", {"q": "x"}), "search_kb", {"q": "x"},
+                              "req-2 nothing")
+    assert plain.exit is None and keyed.exit == "stalled"

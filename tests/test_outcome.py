@@ -9,7 +9,7 @@ import pytest
 
 from loopbench.harness.judge import outcome as outcome_module
 from loopbench.harness.judge.outcome import LIMIT_AS_ANSWER, OutcomeRule, completion_holds, derive_outcome
-from loopbench.harness.record import LedgerEntry, NativeSignals, PendingCall
+from loopbench.harness.record import GuardSignal, LedgerEntry, NativeSignals, PendingCall
 from loopbench.harness.scenario import Completion
 
 TIER = "unit"
@@ -34,7 +34,7 @@ def _table_rows(text: str) -> list[str]:
 def test_the_rules_keep_the_numbers_records_carry():
     assert [(r.name, int(r)) for r in OutcomeRule] == [
         ("HARNESS_ERROR", 1), ("SCRIPT_ERROR", 10), ("NOT_RUN", 11), ("HUNG", 2), ("CAPPED", 3), ("CANCELLED", 12),
-        ("NATIVE_LIMIT", 4),
+        ("GUARD_STOP", 13), ("NATIVE_LIMIT", 4),
         ("PAUSED", 5), ("DENIED", 6),
         ("FAILED", 7), ("COMPLETED", 8), ("INCOMPLETE", 9)]
 
@@ -103,6 +103,21 @@ def test_paused_with_pending_calls():
     sig = NativeSignals(ended="paused", pending=[PendingCall(call_id="s1", tool="send_reply", args={"to": "a"})])
     d = derive_outcome(sig, evidence=HOLDS)
     assert (d.outcome, d.rule) == ("awaiting_approval", 5)
+
+
+@pytest.mark.parametrize(("exit", "measure", "outcome"), [
+    ("limit", "model_calls", "limit_steps"), ("limit", "tokens", "limit_budget"), ("limit", "cost_usd", "limit_budget"),
+    ("limit", "wall_s", "limit_deadline"), ("stalled", None, "stalled"), ("denied", None, "denied"),
+    ("failed", None, "failed")])
+def test_a_guard_stop_the_framework_stopped_on_is_the_outcome(exit, measure, outcome):
+    sig = NativeSignals(ended="raised", failure="other", guard=GuardSignal(exit=exit, measure=measure))
+    d = derive_outcome(sig, evidence=HOLDS)
+    assert (d.outcome, d.rule) == (outcome, 13)
+
+
+def test_a_guard_stop_the_framework_swallowed_is_not_the_outcome():
+    sig = NativeSignals(ended="returned", final_text="done", guard=GuardSignal(exit="stalled"))
+    assert derive_outcome(sig, evidence=HOLDS).outcome == "completed"
 
 
 def test_denied_beats_failed():

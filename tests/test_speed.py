@@ -197,3 +197,23 @@ def test_compute_waiting_tells_whether_a_compute_slot_has_anything_left() -> Non
     while s.next("compute") is not None:
         pass
     assert not s.compute_waiting()
+
+
+def test_the_guard_bench_measures_both_calls_in_process_and_over_http(tmp_path, monkeypatch) -> None:
+    """`loopbench bench --guard-only`'s numbers: each call's p50 and p99, merged into results.json beside what
+    is kept there, with when and at which revision."""
+    from loopbench.bench import run_guard
+    from loopbench.bench.guard_cost import guard_numbers
+
+    numbers = guard_numbers(in_process=300, over_http=30)
+    assert set(numbers) == {"model_call_in_process", "tool_call_in_process", "model_call_over_http",
+                            "tool_call_over_http"}
+    assert all(0 < n["p50_us"] <= n["p99_us"] for n in numbers.values())
+    (tmp_path / "results.json").write_text('{"server": {"p50_ms": 1}}')
+    import loopbench.bench as bench
+
+    monkeypatch.setattr(bench, "guard_numbers", lambda: numbers)
+    monkeypatch.setattr(bench, "environment", lambda: {"loopbench_revision": "abc"})  # no git process here
+    merged = run_guard(tmp_path)
+    assert merged["guard_at"]["loopbench_revision"] == "abc"
+    assert merged["server"] == {"p50_ms": 1} and merged["guard"] == numbers and "guard_at" in merged

@@ -12,8 +12,9 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import {
-  HarnessError, agentsPlan, authorize, callTool, causedByAbort, checkRequest, denyPlan, describeError, emit, neutralId,
-  outputZod, outputZodWords, packageVersions, pickToolChoice, serve, toolChoiceSetting, watchCancel,
+  GuardStop, HarnessError, agentsPlan, authorize, callTool, causedByAbort, checkRequest, denyPlan, describeError, emit,
+  guardClient, ledgerPost, neutralId, outputZod, outputZodWords, packageVersions, pickToolChoice, serve,
+  toolChoiceSetting, watchCancel,
 } from './protocol.mjs';
 
 const HERE = new URL('.', import.meta.url);
@@ -97,11 +98,199 @@ let defaults;
 const TOOL_ERROR_THROWN = "createTool execute throws an Error (Mastra's tool-error path: the model gets the error)";
 
 // each variant: the Agent's API it calls and the model router route it sends the scenario's model through
+// (`guarded`: the default's, with loopbench's guard installed: see "the guard" below)
 const VARIANTS = {
   default: { streaming: false, route: 'anthropic' },
   stream: { streaming: true, route: 'anthropic' },
   'openai-compatible': { streaming: false, route: 'openai-compatible' },
+  guarded: { streaming: false, route: 'anthropic', guarded: true },
 };
+
+// ---- the guard (the `guarded` variant only; every other variant builds and runs exactly as before). loopbench.guard
+// runs in the adapter's process; `guardClient(req)` (protocol.mjs) is its HTTP face, one POST per hook. It is
+// installed through Mastra's documented extension points:
+// - an input processor on each Agent (docs-agents-processors.md, reference-processors-processor-interface.md):
+//   `processLLMRequest`, "once per provider call ... before the provider call", reserves the call
+//   (`beforeModelCall`): its refusal is thrown, and a non-TripWire error thrown there is rethrown by the loop
+//   (agent chunk: "Error in processLLMRequest processors"), so generate() throws it before the model is asked;
+//   `processLLMResponse`, "once per completed provider stream" with the step's chunks, the same `state`, before the
+//   step's tools run, settles it with the `finish` chunk's usage (an `error` chunk: settled as failed);
+// - each tool's `execute` (the driver's own code): `beforeToolCall` before the ledger call (`refused` -> the model
+//   gets `Not run: <reason>`; `recorded` -> the recorded result, no ledger call), then `afterToolCall` (the stall
+//   check; the result handed to the model bounded), `toolFailed` or `toolTimedOut`;
+// - the delegation tools Mastra builds for sub-agents (`agent-<child>`): the documented `hooks.beforeToolCall` /
+//   `afterToolCall` of generate() (they wrap every tool, agent tools included) reserve and settle the delegation as
+//   a tool call of the parent's; a child run that threw is a definitive failure of the delegation (`toolFailed`,
+//   fatal);
+// - approval: Mastra's own `requireApproval` (as the default) suspends a call that needs it; the adapter tells the
+//   guard the resume's decisions, and the guard's check in execute admits exactly the approved call once;
+// - the deadline: an AbortController aborted when `remaining()` runs out, merged with the caller's cancel into
+//   generate()'s documented `abortSignal` (handed on to every tool's execute and to a child's run); the native
+//   `modelSettings.timeout` stays as the default sets it.
+// Whatever a tool's execute (or a hook around it) throws is Mastra's tool-error path: the model would read it. So a
+// stop is kept (the first wins) and thrown again by the next hook the run reaches — the next model call's
+// processLLMRequest, in the child's run and then the parent's — before the model is asked; a run that returns with a
+// stop kept (its last step allowed) is reported as raising it, as a caller checks its guard.
+const GUARD_WORDS = "input processor processLLMRequest (beforeModelCall) / processLLMResponse (afterModelCall, "
+  + "modelCallFailed) on each Agent; each tool's execute (beforeToolCall, afterToolCall, toolFailed, toolTimedOut); "
+  + "hooks.beforeToolCall/afterToolCall around the agent-<child> delegation tools; requireApproval as the default; "
+  + 'an AbortController on remaining() merged into abortSignal; a kept stop thrown by the next hook';
+const GUARD_MECHANISMS = {
+  approval_pause: "createTool({requireApproval}) -> finishReason 'suspended' with suspendPayload, the run suspended "
+    + 'in the Mastra storage (LibSQLStore in the task dir); resumed with agent.approveToolCallGenerate/'
+    + 'declineToolCallGenerate({runId, toolCallId}), the decisions also told to the guard (guard.decide), whose '
+    + "check in the tool's execute admits exactly the approved call once",
+  reject: 'agent.declineToolCallGenerate({runId, toolCallId}) on resume (the model gets the decline message), told to '
+    + "the guard too: the rejected effect is refused in any tool's execute afterwards (the guard's denied stop)",
+  tool_error_recoverable: "tool execute tells the guard (toolFailed, not fatal) and throws an Error (Mastra's "
+    + "tool-error path: the model gets the error; the guard's stall check bounds identical retries)",
+  tool_error_fatal: "tool execute tells the guard (toolFailed, fatal): its `failed` stop is kept and thrown by the "
+    + "next model call's processLLMRequest, so generate() throws it before the model reads the error",
+};
+
+// the segment's guard, or null (not the guarded variant): the client, the stop kept, the model calls reserved and
+// not settled yet, and the deadline's AbortController
+function segmentGuard(req, io) {
+  const client = guardClient(req);
+  if (!client) return null;
+  const g = { client, stop: null, open: new Map(), controller: new AbortController(), timer: null };
+  const keep = (error) => {
+    if (error instanceof GuardStop && g.stop === null) g.stop = error;
+    if (error instanceof HarnessError) io.harnessErrors.push(error.message);
+    return error;
+  };
+  // a hook asking before an operation: a kept stop first (the run goes no further once stopped), then the guard
+  g.ask = async (fn) => {
+    if (g.stop) throw g.stop;
+    try { return await fn(); } catch (error) { throw keep(error); }
+  };
+  // settling what ran: always told, a stop it answers kept
+  g.settle = async (fn) => {
+    try { return await fn(); } catch (error) { throw keep(error); }
+  };
+  g.keep = keep;
+  return g;
+}
+
+// the deadline: when `remaining()` runs out, the guard records its `wall_s` stop and the run's abortSignal fires.
+// The service has no op that only records it, so the timer asks for a model call, which the guard refuses with its
+// LimitReached("wall_s") once the deadline has passed (Budget.reserve checks the time before anything else)
+async function armDeadline(g) {
+  const left = await g.settle(() => g.client.remaining());
+  if (left == null) return;
+  const fire = async () => {
+    g.timer = null;
+    try {
+      const now = await g.client.remaining();
+      if (now != null && now > 0) { g.timer = setTimeout(fire, Math.ceil(now * 1000) + 1); return; }
+      const { held } = await g.client.beforeModelCall();
+      if (held) g.open.set(held, 'main'); // not reached: the deadline has passed
+    } catch (error) {
+      g.keep(error);
+    }
+    if (g.stop) g.controller.abort(g.stop);
+  };
+  g.timer = setTimeout(fire, Math.max(0, Math.ceil(left * 1000)));
+}
+
+// the input processor of one agent (`agent`: the guard's name for it, `main` or the child's id): each provider call
+// reserved before it is sent and settled with its response's usage. `app.guard` is the segment's (set per request)
+function guardProcessor(app, agent) {
+  return {
+    id: 'loopbench-guard',
+    processLLMRequest: async ({ state }) => {
+      const g = app.guard;
+      if (!g) return undefined;
+      const { held } = await g.ask(() => g.client.beforeModelCall(agent));
+      state.held = held;
+      g.open.set(held, agent);
+      return undefined;
+    },
+    processLLMResponse: async ({ state, chunks }) => {
+      const g = app.guard;
+      const held = state.held;
+      if (!g || !held) return;
+      state.held = null;
+      g.open.delete(held);
+      const finish = (chunks ?? []).find((c) => c?.type === 'finish');
+      const usage = finish?.payload?.output?.usage ?? finish?.payload?.usage;
+      if ((chunks ?? []).some((c) => c?.type === 'error') || !usage) {
+        await g.settle(() => g.client.modelCallFailed(held, agent)); // sent, no response: a call, no tokens known
+      } else {
+        await g.settle(() => g.client.afterModelCall(held, usage, agent));
+      }
+    },
+  };
+}
+
+// a guarded tool's execute: the guard before and after the ledger call (the ledger's error kind is the tool's own
+// knowledge of its service's answer: a timeout, a definitive failure or one worth retrying)
+async function guardedToolCall(req, app, agent, tool, input, callId, signal) {
+  const g = app.guard;
+  const io = app.io;
+  const answer = await g.ask(() => g.client.beforeToolCall(tool, input, callId, agent));
+  if (answer.recorded !== undefined && answer.recorded !== null) return answer.recorded;
+  if (answer.refused != null) return `Not run: ${answer.refused}`;
+  if (answer.pause != null) {
+    // the guard holds no approval for exactly this call, though Mastra's requireApproval let it run: the guard
+    // recorded its awaiting_approval exit; the run ends on it (Mastra offers execute no approval of its own)
+    throw g.keep(new GuardStop({ exit: 'awaiting_approval', reason: `${tool} needs approval (${answer.pause})` }));
+  }
+  const { held } = answer;
+  emit(io, 'tool-start', { tool, call_id: callId });
+  let out;
+  try {
+    out = await ledgerPost(req, 'call', { tool, args: input ?? {}, call_id: callId }, signal);
+  } catch (error) {
+    if (error instanceof HarnessError) io.harnessErrors.push(error.message);
+    emit(io, 'tool-end', { tool, call_id: callId, ok: false, error: describeError(error).name });
+    // sent and no answer came (an abort cut it): its outcome is unknown
+    await g.settle(() => g.client.toolTimedOut(held, tool, input, agent)).catch(() => {});
+    throw error;
+  }
+  emit(io, 'tool-end', { tool, call_id: callId, ok: out.ok, error_kind: out.error_kind ?? null });
+  if (!out.ok) {
+    if (out.error_kind === 'timeout') await g.settle(() => g.client.toolTimedOut(held, tool, input, agent));
+    else await g.settle(() => g.client.toolFailed(held, tool, out.error_kind === 'fatal', out.text, agent));
+    throw new Error(out.text); // Mastra's tool-error path, as the default
+  }
+  return g.settle(() => g.client.afterToolCall(held, tool, input, out.text, callId, agent));
+}
+
+// the delegation tools (`agent-<child>`, built by Mastra) as the parent's tool calls, through generate()'s
+// documented tool hooks, composed with the deny hook (`base`) the default may install
+function guardDelegationHooks(g, delegations, base) {
+  const heldOf = new Map();
+  const idOf = (ctx) => ctx.context?.toolCallId ?? ctx.context?.agent?.toolCallId ?? null;
+  return {
+    beforeToolCall: async (ctx) => {
+      if (!delegations.has(ctx.toolName)) return base?.beforeToolCall?.(ctx);
+      const callId = neutralId(idOf(ctx));
+      const answer = await g.ask(() => g.client.beforeToolCall(ctx.toolName, ctx.input, callId));
+      if (answer.recorded !== undefined && answer.recorded !== null) return { proceed: false, output: answer.recorded };
+      if (answer.refused != null) return { proceed: false, output: `Not run: ${answer.refused}` };
+      if (answer.pause != null) {
+        throw g.keep(new GuardStop({ exit: 'awaiting_approval', reason: `${ctx.toolName} needs approval` }));
+      }
+      heldOf.set(idOf(ctx), answer.held);
+      return undefined;
+    },
+    afterToolCall: async (ctx) => {
+      if (!delegations.has(ctx.toolName)) return base?.afterToolCall?.(ctx);
+      const held = heldOf.get(idOf(ctx));
+      if (!held) return;
+      heldOf.delete(idOf(ctx));
+      if (ctx.error !== undefined) {
+        // the child's run threw (its model failed, or it stopped on the guard): the delegation has no answer
+        await g.settle(() => g.client.toolFailed(held, ctx.toolName, true, describeError(ctx.error).message));
+        return;
+      }
+      const out = ctx.output;
+      await g.settle(() => g.client.afterToolCall(held, ctx.toolName, ctx.input,
+        typeof out === 'string' ? out : out?.text ?? out ?? null, neutralId(idOf(ctx))));
+    },
+  };
+}
 
 // the model router config for a route, and how the record names it. `anthropic`: the router's own route for a
 // Claude model (models.dev gateway -> @ai-sdk/anthropic, Anthropic Messages) with the run's key; a config `url`
@@ -168,8 +357,11 @@ async function buildApp(req) {
   const { Agent, Mastra, createTool, LibSQLStore, z } = sdk;
   const app = { io: { events: [], harnessErrors: [] }, built_from: Object.fromEntries(BUILT_FROM.map((k) => [k, req[k]])) };
   const { approvalOf } = denyPlan(req);
+  // the guarded variant: each tool's execute and each Agent's input processor consult the segment's guard
+  const guarded = VARIANTS[req.variant].guarded === true;
+  app.guard = null;
 
-  const makeTool = (spec) => {
+  const makeTool = (spec, agent = 'main') => {
     const needsApproval = approvalOf[spec.name] === 'required';
     return createTool({
       id: spec.name,
@@ -184,8 +376,11 @@ async function buildApp(req) {
         },
       } : {}),
       // a ledger error is thrown: Mastra's own tool-error path
-      execute: (input, context) => callTool(req, app.io, spec.name, input,
-        neutralId(context?.toolCallId ?? context?.agent?.toolCallId ?? null), context?.abortSignal),
+      execute: guarded
+        ? (input, context) => guardedToolCall(req, app, agent, spec.name, input,
+          neutralId(context?.toolCallId ?? context?.agent?.toolCallId ?? null), context?.abortSignal)
+        : (input, context) => callTool(req, app.io, spec.name, input,
+          neutralId(context?.toolCallId ?? context?.agent?.toolCallId ?? null), context?.abortSignal),
     });
   };
   const { mainSpecs, children } = agentsPlan(req);
@@ -205,11 +400,14 @@ async function buildApp(req) {
   // description and tools (registered on the Mastra instance too, so it shares the storage)
   const subAgents = Object.fromEntries(children.map((child) => [child.id, new Agent({
     id: child.id, name: child.id, description: child.description, instructions: child.instructions, model,
-    tools: Object.fromEntries(child.specs.map((spec) => [spec.name, makeTool(spec)])),
+    tools: Object.fromEntries(child.specs.map((spec) => [spec.name, makeTool(spec, child.id)])),
+    ...(guarded ? { inputProcessors: [guardProcessor(app, child.id)] } : {}),
   })]));
+  app.delegations = new Set(children.map((c) => `agent-${c.id}`));
   const agentDef = new Agent({ id: 'support-agent', name: 'support-agent',
     instructions: req.instructions ?? 'You are a helpful assistant.', model, tools,
-    ...(children.length ? { agents: subAgents } : {}) });
+    ...(children.length ? { agents: subAgents } : {}),
+    ...(guarded ? { inputProcessors: [guardProcessor(app, 'main')] } : {}) });
   const mastra = new Mastra({ agents: { agent: agentDef, ...subAgents }, storage: app.storage, logger: false });
   app.subagents = children.length ? Object.fromEntries(children.map((c) => [c.id, {
     agent: `new Agent({id, description, instructions, model, tools}) in the main Agent's agents, offered as tool `
@@ -272,10 +470,12 @@ async function runSegment(req, store) {
   const { app, builtInRun } = await appFor(req);
   app.io = store; // the tools built with the app report into this request's events
   const { agent } = app;
+  const guard = segmentGuard(req, store); // null unless the guarded variant
+  app.guard = guard;
 
   // policy denial: the documented beforeToolCall hook skips the call and hands the model `output` as its result
   const deniedCalls = [];
-  const hooks = deniedTools.length ? {
+  let hooks = deniedTools.length ? {
     beforeToolCall: async ({ toolName, input, context }) => {
       if (!deniedTools.includes(toolName)) return undefined;
       const callId = neutralId(context?.toolCallId ?? context?.agent?.toolCallId ?? null);
@@ -317,6 +517,12 @@ async function runSegment(req, store) {
   if (hooks) {
     options.hooks = hooks;
     settings.hooks = `beforeToolCall returning {proceed: false, output} for ${deniedTools.join(', ')}`;
+  }
+  if (guard && app.delegations.size) {
+    hooks = guardDelegationHooks(guard, app.delegations, hooks);
+    options.hooks = hooks;
+    settings.hooks = `${settings.hooks ? `${settings.hooks}; ` : ''}beforeToolCall/afterToolCall: the guard around `
+      + [...app.delegations].join(', ');
   }
   if (limits.deadline_s != null) {
     options.modelSettings = { timeout: { totalMs: Math.round(limits.deadline_s * 1000) } };
@@ -373,6 +579,7 @@ async function runSegment(req, store) {
     cancel: `agent.${streaming ? 'stream' : 'generate'}(prompt, {..., abortSignal, onAbort}): ${CANCEL_WORDS}`,
     resume_after_cancel: `agent.${streaming ? 'stream' : 'generate'}(messages, {...}): ${RESUME_WORDS}`,
     ...(req.output ? { structured_output: OUTPUT_WORDS(streaming), output_check: OUTPUT_CHECK_WORDS } : {}),
+    ...(guard ? GUARD_MECHANISMS : {}),
   };
 
   // the caller's cancel: an AbortController whose signal is the call's abortSignal, and onAbort({steps, text})
@@ -382,6 +589,14 @@ async function runSegment(req, store) {
     options.abortSignal = cancel.signal;
     options.onAbort = ({ steps: given, text }) => { aborted = { steps: given ?? [], text: text ?? null }; };
     settings.abortSignal = "AbortController().signal + onAbort, aborted on the caller's cancel";
+  }
+  if (guard) {
+    // the guard's deadline: its AbortController, merged with the caller's cancel
+    options.abortSignal = cancel.signal ? AbortSignal.any([cancel.signal, guard.controller.signal])
+      : guard.controller.signal;
+    settings.abortSignal = `${cancel.signal ? `${settings.abortSignal}, ` : ''}the guard's AbortController (aborted `
+      + 'when remaining() runs out)';
+    settings.guard = GUARD_WORDS;
   }
 
   const steps = [];
@@ -410,6 +625,7 @@ async function runSegment(req, store) {
   const resumed = [];
   let pauseBefore = null;
   try {
+    if (guard) await armDeadline(guard);
     if (req.op === 'run' || cancelKept) {
       // a run from the prompt, or the continuation of a cancelled one from the conversation it kept
       const input = cancelKept ? cancelKept.messages : req.prompt;
@@ -438,9 +654,21 @@ async function runSegment(req, store) {
     thrownError = error;
   } finally {
     cancel.stop();
+    if (guard) {
+      clearTimeout(guard.timer);
+      // a model call reserved and never settled (its request cut or thrown): sent, no response
+      for (const [held, name] of guard.open) await guard.settle(() => guard.client.modelCallFailed(held, name)).catch(() => {});
+      guard.open.clear();
+      app.guard = null;
+    }
     await releaseApp(app); // the segment's app goes with it: a long-lived driver accumulates no stores
   }
   const abortMs = cancel.settled();
+  if (guard?.stop && !cancel.seen?.aborted) {
+    // the guard stopped the run: what the run threw (or returned, when the stop came in its last step) is that stop
+    thrown = describeError(guard.stop);
+    thrownError = guard.stop;
+  }
 
   const out = {
     settings, mechanisms, steps, harness_errors: store.harnessErrors,

@@ -44,6 +44,8 @@ MODEL_ERRORS = frozenset({
     "AI_NoOutputGeneratedError", "AI_InvalidPromptError", "APICallError", "RetryError",
 })
 
+GUARD_PENDING_FILE = "guard-pending.json"  # a guarded pause: its pending calls, for the resume's decisions
+
 # each worker's one driver per Node project (keyed by the adapter's id: every variant shares it)
 _drivers: dict[str, NodeDriver[Any]] = {}
 _drivers_lock = threading.Lock()
@@ -174,12 +176,38 @@ class NodeAdapter(Adapter):
         return {"cancel_url": ledger.cancel_url, "cancel_headers": ledger.headers}
 
     async def run(self, scenario: Scenario, ctx: RunContext) -> SegmentResult:
+        if self.guarded_mode:
+            return await self._guarded(scenario, ctx, "run")
         return await self._request(scenario, ctx, self._payload(scenario, ctx, "run"))
 
     async def resume(self, scenario: Scenario, snapshot: Path, decisions: dict[str, str], ctx: RunContext
                      ) -> SegmentResult:
+        if self.guarded_mode:
+            return await self._guarded(scenario, ctx, "resume", snapshot=snapshot, decisions=decisions)
         return await self._request(scenario, ctx, self._payload(scenario, ctx, "resume", snapshot=str(snapshot),
                                                                   decisions=decisions))
+
+    # a guarded variant: the task's guard served to the driver's hooks (loopbench/guard/service.py) for the segment
+    guarded_mode: ClassVar[bool] = False
+
+    async def _guarded(self, scenario: Scenario, ctx: RunContext, op: Literal["run", "resume"],
+                       snapshot: Path | None = None, decisions: dict[str, str] | None = None) -> SegmentResult:
+        from loopbench.adapters import guarded
+        from loopbench.guard.service import GuardService, serving
+
+        guard = guarded.task_guard(scenario, ctx)
+        if snapshot is not None and (snapshot / GUARD_PENDING_FILE).exists():
+            guarded.decide(guard, json.loads((snapshot / GUARD_PENDING_FILE).read_text()), decisions or {})
+        service = GuardService(guard)
+        more: dict[str, Any] = {} if snapshot is None else {"snapshot": str(snapshot), "decisions": decisions}
+        with serving(service) as url:
+            req = self._payload(scenario, ctx, op, guard_url=url, guard_token=service.token, **more)
+            result = await self._request(scenario, ctx, req)
+        if result.signals.pending and result.snapshot:  # what the resume tells the guard its decisions answer
+            (Path(result.snapshot) / GUARD_PENDING_FILE).write_text(
+                json.dumps([p.model_dump(mode="json") for p in result.signals.pending]))
+        guarded.save(guard, ctx)
+        return result.model_copy(update={"signals": result.signals.model_copy(update={"guard": guarded.signal(guard)})})
 
     def _before_request(self, req: SegmentRequest, d: NodeDriver[Any]) -> tuple[SegmentRequest, list[str]]:
         """The request as sent on driver `d`, and notes for the segment (Mastra names its prepared instance)."""

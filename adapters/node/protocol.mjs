@@ -197,6 +197,73 @@ export async function callTool(req, io, tool, input, callId, signal) {
   return answer.text;
 }
 
+// ---- the guard (a guarded variant only: the request carries `guard_url` and `guard_token`). loopbench.guard
+// runs in the adapter's Python process (loopbench/guard/service.py); each hook of the framework is one POST, so
+// the policy is written once. A stop is thrown as GuardStop, which ends the framework's run; `pause`, `refused`
+// and `recorded` are answers for the hook to act on (README.md beside this file, "The guard").
+export class GuardStop extends Error {
+  name = 'GuardStop';
+  constructor(stop) {
+    super(`${stop.exit}${stop.measure ? ` (${stop.measure})` : ''}: ${stop.reason}`);
+    this.exit = stop.exit;
+    this.measure = stop.measure ?? null;
+  }
+}
+
+const guardAgent = new http.Agent({ keepAlive: true });
+
+function guardPost(req, op, body) {
+  const url = new URL(`${req.guard_url.replace(/\/$/, '')}/guard/${op}`);
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, {
+      method: 'POST', agent: guardAgent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload),
+        'x-guard-token': req.guard_token },
+    }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => { text += chunk; });
+      response.on('end', () => {
+        if (response.statusCode !== 200) {
+          reject(new HarnessError(`guard ${op} answered HTTP ${response.statusCode}: ${text.slice(0, 300)}`));
+          return;
+        }
+        try { resolve(JSON.parse(text)); } catch { reject(new HarnessError(`guard ${op} answered no JSON`)); }
+      });
+    });
+    request.on('error', (error) => reject(new HarnessError(`guard ${op}: ${error.message}`)));
+    request.end(payload);
+  });
+}
+
+// the guard's client for one request, or null (not a guarded variant). Every method throws GuardStop when the
+// guard stops the task; `beforeToolCall` answers {held} (run it), {recorded} (this call id already ran: answer
+// with it), {refused} (do not run it: tell the model) or {pause} (it needs a person's approval for exactly this
+// call); `afterToolCall` answers the result to hand the model (bounded).
+export function guardClient(req) {
+  if (!req.guard_url) return null;
+  const post = async (op, body) => {
+    const answer = await guardPost(req, op, body);
+    if (answer.stop) throw new GuardStop(answer.stop);
+    return answer;
+  };
+  return {
+    beforeModelCall: (agent = 'main') => post('before_model_call', { agent }),
+    afterModelCall: (held, usage, agent = 'main') => post('after_model_call', {
+      agent, held, input_tokens: usage?.inputTokens ?? 0, output_tokens: usage?.outputTokens ?? 0 }),
+    modelCallFailed: (held, agent = 'main') => post('model_call_failed', { agent, held }),
+    beforeToolCall: (tool, args, callId, agent = 'main') => post('before_tool_call', {
+      agent, tool, args: args ?? {}, call_id: callId ?? null }),
+    afterToolCall: async (held, tool, args, result, callId, agent = 'main') => (await post('after_tool_call', {
+      agent, held, tool, args: args ?? {}, result, call_id: callId ?? null })).result,
+    toolFailed: (held, tool, fatal, message, agent = 'main') => post('tool_failed', {
+      agent, held, tool, fatal, message: String(message ?? '').slice(0, 500) }),
+    toolTimedOut: (held, tool, args, agent = 'main') => post('tool_timed_out', { agent, held, tool, args: args ?? {} }),
+    remaining: async () => (await post('remaining', {})).remaining_s ?? null,
+  };
+}
+
 // the framework's approval check point was reached: the ledger's `authorize` event, and the driver's
 export async function authorize(req, io, tool, input, callId, decision) {
   await ledgerPost(req, 'authorize', { tool, args: input ?? {}, call_id: callId, decision });

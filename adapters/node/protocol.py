@@ -121,6 +121,9 @@ class SegmentRequest(Setup):
     cancel_headers: dict[str, str] | None = None
     # the structured answer the task ends with (only when the scenario has one, so other requests stay as they were)
     output: OutputSpec | None = None
+    # a guarded variant only: where the task's guard is served (loopbench/guard/service.py) and its token
+    guard_url: str | None = None
+    guard_token: str | None = None
 
 
 Request = Ping | PrepareRequest | SegmentRequest

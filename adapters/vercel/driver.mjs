@@ -11,8 +11,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import {
-  agentsPlan, authorize, callTool, causedByAbort, checkRequest, denyPlan, describeError, emit, neutralId, outputZod,
-  outputZodWords, packageVersions, pickToolChoice, serve, toolChoiceSetting, watchCancel,
+  agentsPlan, authorize, callTool, causedByAbort, checkRequest, denyPlan, describeError, emit, GuardStop, guardClient,
+  HarnessError, ledgerPost, neutralId, outputZod, outputZodWords, packageVersions, pickToolChoice, serve,
+  toolChoiceSetting, watchCancel,
 } from './protocol.mjs';
 
 const HERE = new URL('.', import.meta.url);
@@ -165,6 +166,202 @@ async function readCancelKept(dir) {
   return JSON.parse(text);
 }
 
+// ---- the guard (the `guarded` variant only: a request with `guard_url`). loopbench.guard runs in the adapter's
+// Python process; `guardClient(req)` (protocol.mjs) is its HTTP face, each method one hook of the policy. Installed
+// through the SDK's own extension points only:
+// - before each model call: `prepareStep` (awaited before each step's model call, generate-text.ts:1048; what it
+//   throws ends generateText with that error: the step's try rethrows it, generate-text.ts:1826-1838) reserves the
+//   call (`beforeModelCall`); a refusal is thrown from it, so the run ends raised on the guard's stop;
+// - the response's usage: `onLanguageModelCallEnd({usage})`, called once per step when the response is parsed,
+//   before the step's tools run (generate-text.ts:1309-1355), settles the reservation; `onStepError` (a step whose
+//   provider call threw, was aborted or timed out: generate-text.ts:1832-1838) settles it as failed;
+// - around each tool call: the tools' `execute` (the driver's own code): `beforeToolCall` before the ledger call,
+//   `afterToolCall` / `toolFailed` / `toolTimedOut` after it. The SDK turns whatever execute throws into a
+//   tool-error part (execute-tool-call.ts:163-192), so a stop raised there is kept and the next step's prepareStep
+//   throws it before the model is asked; when a stop condition (isStepCount, hasToolCall) ends the loop at that very
+//   step, generateText returns and the driver raises the stop after it, as a caller checks the guard;
+// - approval: the SDK's own `toolApproval` pauses the tools that need it, as the default (the guard is told the
+//   resume's decisions by the adapter and admits exactly the approved call);
+// - the deadline: an AbortController aborted when the guard's `remaining()` runs out, merged into the call's
+//   abortSignal (the SDK hands it to every model request and tool execute, and on to a child's loop);
+// - sub-agents: each child run gets the same hooks under the child's name (the guard's `child()` for it); the
+//   delegation tool is a tool call of the parent's, and a child's stop, or its loop throwing, ends the parent's.
+function guardHooks(req, store, guard) {
+  let stopped = null; // the task's stop (the first GuardStop), kept for the loop to end on
+  const stop = (error) => {
+    if (error instanceof GuardStop) stopped ??= error;
+    if (error instanceof HarnessError) store.harnessErrors.push(error.message);
+    return error;
+  };
+  // the hooks in the SDK's callbacks must not throw (the SDK ignores what a callback throws: util/notify.ts)
+  const quiet = (promise) => promise.catch((error) => { stop(error); });
+
+  // one loop's model hooks: the main agent's run, or one run of a child
+  const loop = (agent) => {
+    let held = null; // the reservation of the step's model call, until its response (or failure) settles it
+    const failed = async () => {
+      if (held == null) return;
+      const h = held;
+      held = null;
+      await quiet(guard.modelCallFailed(h, agent));
+    };
+    return {
+      prepareStep: async () => {
+        if (stopped) throw stopped;
+        await failed();
+        try {
+          held = (await guard.beforeModelCall(agent)).held;
+        } catch (error) {
+          throw stop(error);
+        }
+      },
+      onLanguageModelCallEnd: async ({ usage }) => {
+        if (held == null) return;
+        const h = held;
+        held = null;
+        await quiet(guard.afterModelCall(h, usage, agent));
+      },
+      onStepError: failed,
+      settle: failed, // after the loop: a reservation still open was a call that never settled
+    };
+  };
+
+  // before a tool runs: the guard's answer, handled; null: run it with the reservation in `held`
+  const admit = async (name, input, callId, agent) => {
+    let answer;
+    try {
+      answer = await guard.beforeToolCall(name, input, callId, agent);
+    } catch (error) {
+      throw stop(error);
+    }
+    if (answer.recorded != null) return { result: answer.recorded }; // this call id already ran: its result
+    if (answer.refused != null) return { result: `Not run: ${answer.refused}` }; // the model is told
+    if (answer.pause != null) {
+      // the guard holds no approval for exactly this call and the SDK's toolApproval let it through (a tool's
+      // execute cannot pause the loop): the task stops awaiting approval
+      throw stop(new GuardStop({ exit: 'awaiting_approval', reason: `${name} needs approval for exactly this call` }));
+    }
+    return { held: answer.held };
+  };
+
+  // a tool's execute: the guard around the ledger call (protocol.mjs callTool's events, with the error kind kept)
+  const toolExecute = (name, agent) => async (input, { toolCallId, abortSignal }) => {
+    const callId = neutralId(toolCallId);
+    const admitted = await admit(name, input, callId, agent);
+    if (admitted.held == null) return admitted.result;
+    const { held } = admitted;
+    emit(store, 'tool-start', { tool: name, call_id: callId });
+    let answer;
+    try {
+      answer = await ledgerPost(req, 'call', { tool: name, args: input ?? {}, call_id: callId }, abortSignal);
+    } catch (error) {
+      if (error instanceof HarnessError) store.harnessErrors.push(error.message);
+      emit(store, 'tool-end', { tool: name, call_id: callId, ok: false, error: describeError(error).name });
+      await quiet(guard.toolTimedOut(held, name, input, agent)); // sent, no answer (cut): a write's outcome unknown
+      throw error;
+    }
+    emit(store, 'tool-end', { tool: name, call_id: callId, ok: answer.ok, error_kind: answer.error_kind ?? null });
+    try {
+      if (answer.ok) return await guard.afterToolCall(held, name, input, answer.text, callId, agent);
+      if (answer.error_kind === 'timeout') await guard.toolTimedOut(held, name, input, agent);
+      else await guard.toolFailed(held, name, answer.error_kind === 'fatal', answer.text, agent);
+    } catch (error) {
+      throw stop(error); // stalled, or a fatal failure: the task's stop
+    }
+    throw new Error(answer.text); // the SDK's tool-error path: the model gets the error
+  };
+
+  // a delegation tool's execute: a tool call of the parent's whose work is the child's loop (`run`)
+  const delegateExecute = (name, run) => async (input, options) => {
+    const callId = neutralId(options.toolCallId);
+    const admitted = await admit(name, input, callId, 'main');
+    if (admitted.held == null) return admitted.result;
+    const { held } = admitted;
+    let text;
+    try {
+      text = await run(input, options);
+    } catch (error) {
+      if (stopped || error instanceof GuardStop || options.abortSignal?.aborted) {
+        await quiet(guard.toolTimedOut(held, name, input)); // the child was stopped or cut: it counts
+        throw stop(stopped ?? error);
+      }
+      // the child's loop threw (its model failed past the SDK's retries): the delegation failed for good
+      try {
+        await guard.toolFailed(held, name, true, describeError(error).message);
+      } catch (failure) {
+        throw stop(failure);
+      }
+      throw error;
+    }
+    if (stopped) { // the child's stop condition ended its loop on a step the guard stopped
+      await quiet(guard.toolTimedOut(held, name, input));
+      throw stopped;
+    }
+    try {
+      return await guard.afterToolCall(held, name, input, text, callId);
+    } catch (error) {
+      throw stop(error);
+    }
+  };
+
+  // the deadline: aborted when the guard's wall-clock runs out; the guard records its stop (wall_s) first, as it
+  // refuses the model call the loop would make next
+  const deadline = new AbortController();
+  let timer = null;
+  let finished = false;
+  const fire = async () => {
+    timer = null;
+    try {
+      const left = await guard.remaining();
+      if (finished) return;
+      if (left != null && left > 0) {
+        timer = setTimeout(fire, Math.ceil(left * 1000));
+        return;
+      }
+      await guard.beforeModelCall('main'); // throws its LimitReached (wall_s): the deadline has passed
+    } catch (error) {
+      stop(error);
+    }
+    if (finished) return;
+    deadline.abort(new DOMException(`loopbench.guard: ${stopped?.message ?? 'the deadline passed'}`, 'AbortError'));
+  };
+  const arm = async () => {
+    const left = await guard.remaining();
+    if (left == null) return undefined;
+    timer = setTimeout(fire, Math.ceil(left * 1000));
+    return deadline.signal;
+  };
+  const disarm = () => {
+    finished = true;
+    if (timer != null) clearTimeout(timer);
+  };
+
+  return { loop, toolExecute, delegateExecute, arm, disarm, stopped: () => stopped };
+}
+
+// the mechanisms a guarded request uses where the guard changes the default's (adapters/vercel_ai.py says the same)
+const GUARD_MECHANISMS = {
+  approval_pause: "toolApproval: {<tool>: fn} returning 'user-approval' -> tool-approval-request parts; messages "
+    + '(prompt + responseMessages) saved; a tool-approval-response appended on resume, the decisions also told to '
+    + "the guard (guard.decide), whose check in the tool's execute admits exactly the approved call once",
+  reject: 'tool-approval-response {approved: false, reason} on resume (the model sees execution-denied), told to the '
+    + "guard too: the rejected effect is refused in any tool's execute afterwards (the guard's denied stop)",
+  tool_error_recoverable: "tool execute tells the guard (toolFailed, not fatal) and throws an Error (the SDK's "
+    + "tool-error part: the model gets the error; the guard's stall check bounds identical retries)",
+  tool_error_fatal: "tool execute tells the guard (toolFailed, fatal): its `failed` stop is thrown by the next step's "
+    + 'prepareStep, so generateText throws it before the model reads the error',
+};
+
+// the settings a guarded request reports
+const GUARD_SETTINGS = {
+  before_model_call: 'prepareStep: guard.beforeModelCall (a refusal thrown: generateText ends with it)',
+  model_usage: 'onLanguageModelCallEnd({usage}): guard.afterModelCall; onStepError: guard.modelCallFailed',
+  tools: "each tool's execute: guard.beforeToolCall / afterToolCall / toolFailed / toolTimedOut around the ledger "
+    + "call; a stop raised there is thrown by the next step's prepareStep (or after generateText returns)",
+  approval: 'toolApproval as the default (the resume\'s decisions also told to the guard)',
+  deadline: "AbortController aborted at guard.remaining(), merged into the call's abortSignal",
+};
+
 // ---- one run segment (a run from the prompt, or a resume from a snapshot)
 async function runSegment(req, store) {
   const { generateText, streamText, ToolLoopAgent, Output, hasToolCall, isStepCount, jsonSchema, tool } = sdk.ai;
@@ -174,6 +371,9 @@ async function runSegment(req, store) {
   const limits = req.limits ?? {};
   // the stop intent: the documented loop control `hasToolCall` ends the loop after the step with the denied call
   const { approvalOf, intent: denyIntent, deniedTools, stopTools } = denyPlan(req);
+  // the guarded variant: the task's guard, installed through the SDK's hooks (guardHooks); null: not guarded
+  const guard = guardClient(req);
+  const g = guard ? guardHooks(req, store, guard) : null;
 
   // resume: the saved conversation plus one tool message with the decisions, keyed by scripted call id; or, after
   // the caller's cancel, the conversation kept at the abort (cancel.json), continued as the docs continue one
@@ -202,12 +402,13 @@ async function runSegment(req, store) {
   const authorized = (name, input, toolCallId, decision) => authorize(req, store, name, input, neutralId(toolCallId),
     decision);
 
-  const ledgerTool = (spec) => tool({
+  const ledgerTool = (spec, agentName = 'main') => tool({
     description: spec.description,
     inputSchema: jsonSchema(spec.parameters),
-    // a ledger error is thrown: the SDK's own tool-error path (a tool-error part)
-    execute: (input, { toolCallId, abortSignal }) => callTool(req, store, spec.name, input, neutralId(toolCallId),
-      abortSignal),
+    // a ledger error is thrown: the SDK's own tool-error path (a tool-error part); guarded: the guard around it
+    execute: g ? g.toolExecute(spec.name, agentName)
+      : (input, { toolCallId, abortSignal }) => callTool(req, store, spec.name, input, neutralId(toolCallId),
+        abortSignal),
   });
   const { mainSpecs, children } = agentsPlan(req);
   const tools = {};
@@ -247,13 +448,23 @@ async function runSegment(req, store) {
   // returns its text. The child has its own instructions, tools and toolApproval, the parent's model and the
   // tool's abortSignal; nothing else of the parent's (stopWhen, prepareStep, callbacks) reaches it
   const subagentRuns = [];
+  // guarded: a child's run with its own loop hooks under its name (the guard's child()), settled when it ends
+  const guardedChild = async (agentName, start) => {
+    const hooks = g.loop(agentName);
+    try {
+      return await start({ prepareStep: hooks.prepareStep, onLanguageModelCallEnd: hooks.onLanguageModelCallEnd,
+        onStepError: hooks.onStepError });
+    } finally {
+      await hooks.settle();
+    }
+  };
   const childStop = /isStepCount\((\d+)\)/.exec(sdkDefaults().ToolLoopAgent_stopWhen ?? '');
   if (children.length) {
     settings[agent ? 'instructions' : 'system'] = "the request's instructions (the main agent's)";
     settings.subagents = {};
   }
   for (const child of children) {
-    const childTools = Object.fromEntries(child.specs.map((s) => [s.name, ledgerTool(s)]));
+    const childTools = Object.fromEntries(child.specs.map((s) => [s.name, ledgerTool(s, child.id)]));
     const childApproval = approvalOfTools(child.specs);
     const childSettings = {
       tool: `tool({description, inputSchema: {task: string}, execute}) named ${child.id}, returning the child's text`,
@@ -263,9 +474,12 @@ async function runSegment(req, store) {
     let runChild;
     if (agent) {
       // the ToolLoopAgent variants: the child is a ToolLoopAgent with its own defaults (the docs' subagent)
-      const sub = new ToolLoopAgent({ model, instructions: child.instructions, tools: childTools,
-        ...(Object.keys(childApproval).length ? { toolApproval: childApproval } : {}) });
-      runChild = (task, abortSignal) => sub.generate({ prompt: task, abortSignal });
+      const subSettings = { model, instructions: child.instructions, tools: childTools,
+        ...(Object.keys(childApproval).length ? { toolApproval: childApproval } : {}) };
+      const sub = new ToolLoopAgent(subSettings);
+      runChild = g ? (task, abortSignal) => guardedChild(child.id, (hooks) => new ToolLoopAgent({ ...subSettings,
+        ...hooks }).generate({ prompt: task, abortSignal }))
+        : (task, abortSignal) => sub.generate({ prompt: task, abortSignal });
       childSettings.loop = 'new ToolLoopAgent({model, instructions, tools}).generate({prompt: task, abortSignal})';
       childSettings.stopWhen = `not set (ToolLoopAgent default: ${sdkDefaults().ToolLoopAgent_stopWhen ?? 'unknown'})`;
     } else {
@@ -273,9 +487,11 @@ async function runSegment(req, store) {
       // step, which would end the child at its first tool call: it gets the step bound of the SDK's own agent
       // loop (ToolLoopAgent's default, read from the installed source), the bound the docs' subagent runs under
       const bound = childStop ? Number(childStop[1]) : null;
-      runChild = (task, abortSignal) => generateText({ model, system: child.instructions, tools: childTools,
-        ...(Object.keys(childApproval).length ? { toolApproval: childApproval } : {}),
-        ...(bound != null ? { stopWhen: isStepCount(bound) } : {}), prompt: task, abortSignal });
+      const runOnce = (task, abortSignal, hooks = {}) => generateText({ model, system: child.instructions,
+        tools: childTools, ...(Object.keys(childApproval).length ? { toolApproval: childApproval } : {}),
+        ...(bound != null ? { stopWhen: isStepCount(bound) } : {}), prompt: task, abortSignal, ...hooks });
+      runChild = g ? (task, abortSignal) => guardedChild(child.id, (hooks) => runOnce(task, abortSignal, hooks))
+        : (task, abortSignal) => runOnce(task, abortSignal);
       childSettings.loop = 'generateText({model, system: instructions, tools, stopWhen, prompt: task, abortSignal})';
       childSettings.stopWhen = bound != null
         ? `isStepCount(${bound}) (ToolLoopAgent's default, read from the SDK: generateText's own isStepCount(1) `
@@ -283,22 +499,24 @@ async function runSegment(req, store) {
         : 'not set (the ToolLoopAgent default could not be read)';
     }
     settings.subagents[child.id] = childSettings;
+    const delegate = async ({ task }, { toolCallId, abortSignal }) => {
+      const r = await runChild(task, abortSignal);
+      const last = r.steps.at(-1);
+      const childPending = (last?.content ?? []).filter((p) => p.type === 'tool-approval-request' && !p.isAutomatic);
+      const run = { agent: child.id, call_id: neutralId(toolCallId), steps: r.steps.length,
+        finish_reason: r.finishReason, input_tokens: r.usage?.inputTokens ?? null,
+        output_tokens: r.usage?.outputTokens ?? null,
+        pending_approvals: childPending.map((p) => neutralId(p.toolCall.toolCallId)) };
+      subagentRuns.push(run);
+      note('subagent', run);
+      return r.text;
+    };
     tools[child.id] = tool({
       description: child.description,
       inputSchema: jsonSchema({ type: 'object', properties: { task: { type: 'string', description: 'The task to hand over' } },
         required: ['task'], additionalProperties: false }),
-      execute: async ({ task }, { toolCallId, abortSignal }) => {
-        const r = await runChild(task, abortSignal);
-        const last = r.steps.at(-1);
-        const childPending = (last?.content ?? []).filter((p) => p.type === 'tool-approval-request' && !p.isAutomatic);
-        const run = { agent: child.id, call_id: neutralId(toolCallId), steps: r.steps.length,
-          finish_reason: r.finishReason, input_tokens: r.usage?.inputTokens ?? null,
-          output_tokens: r.usage?.outputTokens ?? null,
-          pending_approvals: childPending.map((p) => neutralId(p.toolCall.toolCallId)) };
-        subagentRuns.push(run);
-        note('subagent', run);
-        return r.text;
-      },
+      // guarded: the delegation is a tool call of the parent's, around the child's loop
+      execute: g ? g.delegateExecute(child.id, delegate) : delegate,
     });
   }
   const options = {};
@@ -358,6 +576,7 @@ async function runSegment(req, store) {
     cancel: CANCEL[req.api],
     resume_after_cancel: RESUME_AFTER_CANCEL[req.api],
   };
+  if (g) Object.assign(mechanisms, GUARD_MECHANISMS);
   // the structured answer: Output.object with the zod schema (only for a request with `output`: others as before)
   let output = null;
   if (req.output) {
@@ -382,6 +601,16 @@ async function runSegment(req, store) {
       return toolChoice ? { toolChoice } : {};
     };
     settings.prepareStep = toolChoiceSetting(choiceRules);
+  }
+  // guarded: the main agent's loop hooks (guardHooks), prepareStep before the tool_choice one
+  const mainHooks = g ? g.loop('main') : null;
+  if (mainHooks) {
+    const choose = options.prepareStep;
+    options.prepareStep = async (step) => {
+      await mainHooks.prepareStep();
+      return choose ? choose(step) : {};
+    };
+    settings.guard = GUARD_SETTINGS;
   }
   let timeout;
   if (limits.deadline_s != null) {
@@ -435,6 +664,19 @@ async function runSegment(req, store) {
     onLanguageModelCallStart: () => { languageModelCalls += 1; },
     onLanguageModelCallEnd: () => { languageModelResponses += 1; },
   };
+  if (mainHooks) {
+    // guarded: the response's usage settles the model call's reservation; a failed step settles it as failed
+    modelCalls.onLanguageModelCallEnd = async (event) => {
+      languageModelResponses += 1;
+      await mainHooks.onLanguageModelCallEnd(event);
+    };
+    modelCalls.onStepError = mainHooks.onStepError;
+    // the guard's deadline, merged with the caller's cancel into the call's abortSignal
+    const deadlineSignal = await g.arm();
+    if (deadlineSignal) {
+      cancelOptions.abortSignal = cancel.signal ? AbortSignal.any([cancel.signal, deadlineSignal]) : deadlineSignal;
+    }
+  }
   try {
     let run;
     if (agent) {
@@ -485,6 +727,16 @@ async function runSegment(req, store) {
   } catch (error) {
     thrown = describeError(error);
     thrownError = error;
+  }
+  if (g) {
+    g.disarm();
+    await mainHooks.settle();
+    // a stop raised in the last step's tools, when a stop condition ended the loop there: generateText returned,
+    // and the caller raises the guard's stop (the model never read past it)
+    if (!thrown && g.stopped()) {
+      thrownError = g.stopped();
+      thrown = describeError(thrownError);
+    }
   }
   cancel.stop();
   const abortMs = cancel.settled();

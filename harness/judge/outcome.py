@@ -2,9 +2,9 @@
 
 A record's `outcome_rule` is the number of the rule that decided it, `OutcomeRule` names it. Numbers are
 stable ids, not positions: a rule added later gets the next number wherever it is tried (`SCRIPT_ERROR`, 10,
-is tried second; `NOT_RUN`, 11, third; `CANCELLED`, 12, after `CAPPED`). The same table is
-in docs/policy.md ("How the outcome is derived"), for readers of the report; tests/test_outcome.py keeps the
-two the same, and checks each rule in order.
+is tried second; `NOT_RUN`, 11, third; `CANCELLED`, 12, after `CAPPED`; `GUARD_STOP`, 13, after `CANCELLED`).
+The same table is in docs/policy.md ("How the outcome is derived"), for readers of the report;
+tests/test_outcome.py keeps the two the same, and checks each rule in order.
 
 | # | rule | evidence | outcome |
 |---|---|---|---|
@@ -14,12 +14,17 @@ two the same, and checks each rule in order.
 | 2 | `HUNG` | the run did not end within its hard timeout and was stopped | `hung` |
 | 3 | `CAPPED` | the server's safety cap was hit | `capped` |
 | 12 | `CANCELLED` | the caller cancelled the run and the framework stopped on it | `cancelled` |
+| 13 | `GUARD_STOP` | a guarded variant: the guard stopped the run through a hook and the run stopped | its exit |
 | 4 | `NATIVE_LIMIT` | a native limit: raised, inferred or handled | `limit_steps` / `limit_budget` / `limit_deadline` |
 | 5 | `PAUSED` | paused with pending approval | `awaiting_approval` |
 | 6 | `DENIED` | the framework stopped the run because an action was denied | `denied` |
 | 7 | `FAILED` | the framework ended with an error from a tool or the model (or an unclassified raise) | `failed` |
 | 8 | `COMPLETED` | a normal finish and the completion evidence holds | `completed` |
 | 9 | `INCOMPLETE` | a normal finish without the completion evidence | `incomplete` |
+
+The guard's exit (rule 13) maps to the outcome of the same name; a limit by its measure: model or tool calls
+`limit_steps`, tokens or cost `limit_budget`, wall-clock `limit_deadline`. It decides only where the run ended
+on it (raised or paused): a stop the framework swallowed and went on from is not the outcome.
 
 A limit is *raised* when the framework raised or flagged it; *inferred* when the framework has no limit signal
 and the adapter reads the limit from how the run ended (its last step still calling tools at the step limit);
@@ -43,6 +48,11 @@ LIMIT_OUTCOME: dict[str, Outcome] = {
     "steps": "limit_steps", "budget": "limit_budget", "deadline": "limit_deadline",
 }
 LIMIT_AS_ANSWER = "limit reported as an answer"
+# the guard's limit stops by measure (loopbench.guard's Allowance): a call count is a step limit
+GUARD_LIMIT_OUTCOME: dict[str, Outcome] = {
+    "model_calls": "limit_steps", "tool_calls": "limit_steps", "tokens": "limit_budget", "cost_usd": "limit_budget",
+    "wall_s": "limit_deadline",
+}
 
 
 class OutcomeRule(IntEnum):
@@ -55,6 +65,7 @@ class OutcomeRule(IntEnum):
     HUNG = 2
     CAPPED = 3
     CANCELLED = 12
+    GUARD_STOP = 13
     NATIVE_LIMIT = 4
     PAUSED = 5
     DENIED = 6
@@ -121,6 +132,13 @@ def derive_outcome(
     if signals.ended == "cancelled":
         how = signals.exception_type or signals.subtype or signals.terminal_reason or "returned"
         return OutcomeDecision("cancelled", OutcomeRule.CANCELLED, f"the caller cancelled the run; it stopped ({how})")
+    guard = signals.guard
+    if guard is not None and guard.exit != "completed" and (signals.ended in ("raised", "paused") or signals.pending):
+        # the guard's stop counts only where the framework did stop on it (a stop it swallowed is not one)
+        outcome: Outcome = (GUARD_LIMIT_OUTCOME.get(guard.measure or "", "limit_steps") if guard.exit == "limit"
+                            else guard.exit)
+        what = f"{guard.exit}: {guard.measure}" if guard.measure else guard.exit
+        return OutcomeDecision(outcome, OutcomeRule.GUARD_STOP, f"the guard stopped the run ({what})")
     if signals.limit is not None:
         how = signals.limit_signal or "raised"
         notes = (LIMIT_AS_ANSWER,) if how == "handled" else ()

@@ -104,6 +104,12 @@ class ToolSpec(Strict):
     kind: Literal["read", "write"]
     approval: Literal["none", "required", "deny"] = "none"
     idempotency_arg: str | None = None
+    # a status tool that is polled: the same answer to the same call is expected up to this many times in a row
+    # (the policy's bounded polling; a stall check leaves it alone until then). Null: not a polling tool
+    polling: int | None = Field(default=None, ge=2, le=MAX_COUNT)
+    # what the tool does in the world (`outbound_message`): tools sharing an effect are one effect to a policy
+    # that binds a rejection to it. Null: the tool's own name
+    effect: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]{0,39}$")
     behavior: list[ToolStep] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -603,7 +609,12 @@ class Scenario(Strict):
     def digest(self) -> str:
         """sha256 of the scenario's content as loaded (suite defaults applied, the file's path left out): a record
         carries it, so a diff tells a scenario edit from a framework's change."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        content = self.model_dump(mode="json")
+        for tool in content.get("tools", {}).values():  # keys added later count only where they are set, so the
+            for key in ("polling", "effect"):  # digests of earlier records still match their unchanged scenarios
+                if tool.get(key) is None:
+                    tool.pop(key, None)
+        canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
 
     def tool_error_kinds(self) -> set[Literal["recoverable", "fatal"]]:

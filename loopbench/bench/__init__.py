@@ -23,13 +23,14 @@ Measured in one run:
    max(the longest single run, tree CPU / cores), both from the same run. The same for `--quick`.
 3. The model server's p50/p99 latency on one keep-alive connection and requests/s under concurrent clients.
 4. The command line's start-up: `--help`, `list`, `validate` and `show` as a user starts them (goal < 1 s).
+6. The guard's own cost per call (loopbench.guard): a guarded model call and a guarded tool call, in the process
+   and over the guard's HTTP service (what a Node framework's hooks pay).
 5. Per framework: the framework's own CPU per model call (the workers' CPU less loopbench's own part in them),
    loopbench's own CPU per run, wall per model call and peak worker RSS, from the suite's records.
 
 One module per measurement: `plain` (1), `suite` (2, and the cells changed against the published results),
-`server` (3), `startup` (4), `cost` (5); `stats` the bound and the ratio's spread, `summary` the Markdown;
-`run_bench` here
-runs them all. Every name is importable from `loopbench.bench`.
+`server` (3), `startup` (4), `cost` (5), `guard_cost` (6); `stats` the bound and the ratio's spread, `summary`
+the Markdown; `run_bench` here runs them all. Every name is importable from `loopbench.bench`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from loopbench.bench.cost import cost_numbers
+from loopbench.bench.guard_cost import guard_numbers
 from loopbench.bench.plain import (
     BLOCK,
     MAX_PAIRS,
@@ -79,8 +81,9 @@ __all__ = [
     "BLOCK", "GOAL_RATIO", "GOAL_SUITE", "MAX_PAIRS", "MIN_PAIRS", "PAIR_BUDGET_S", "PLAIN_RUN", "PLAIN_SCENARIO",
     "PLAIN_SCRIPTS", "SERVER_SCENARIO", "PlainProcess", "Sample", "_SUBREAPER", "_diff_cells", "_loopbench_run",
     "_pct", "_plain_ground_truth", "_plain_run", "_plain_summary", "bootstrap_interval", "cost_numbers",
-    "goal_verdict", "lower_bound_s", "markdown", "plain_numbers", "plain_script_path", "plain_scripts",
-    "ratio_of_medians", "run_bench", "run_startup", "server_numbers", "settled", "startup_numbers", "suite_numbers",
+    "goal_verdict", "guard_numbers", "lower_bound_s", "markdown", "plain_numbers", "plain_script_path",
+    "plain_scripts", "ratio_of_medians", "run_bench", "run_guard", "run_startup", "server_numbers", "settled",
+    "startup_numbers", "suite_numbers",
 ]
 
 
@@ -95,12 +98,21 @@ def run_startup(out_dir: Path, published: Path) -> dict[str, Any]:
     """Only the start-up measurement (4), merged into out_dir/results.json beside the other measurements kept
     there (its README.md rewritten when they are all there): a command-line change is measured in seconds, not in
     the bench's quarter of an hour."""
+    return _run_part(out_dir, "startup", lambda: startup_numbers(published))
+
+
+def run_guard(out_dir: Path) -> dict[str, Any]:
+    """Only the guard's cost per call (6), merged into out_dir/results.json as `run_startup` does."""
+    return _run_part(out_dir, "guard", guard_numbers)
+
+
+def _run_part(out_dir: Path, key: str, measure: Any) -> dict[str, Any]:
     path = out_dir / "results.json"
     results: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
-    results["startup"] = startup_numbers(published)
-    # measured apart from the rest of the bench: when and at which revision (the speed section says so)
-    results["startup_at"] = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                             "loopbench_revision": environment().get("loopbench_revision")}
+    results[key] = measure()
+    # measured apart from the rest of the bench: when and at which revision (the summary says so)
+    results[f"{key}_at"] = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                            "loopbench_revision": environment().get("loopbench_revision")}
     out_dir.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2) + "\n")
     if {"frameworks", "suite", "server", "cost_per_model_call", "machine"} <= set(results):
@@ -122,6 +134,7 @@ def run_bench(out_dir: Path, include_suite: bool = True, published: Path | None 
         work = Path(tmp)
         results["server"] = server_numbers()
         results["startup"] = startup_numbers(published or Path("reports/published"))
+        results["guard"] = guard_numbers()
         results["frameworks"] = plain_numbers(defaults, work / "plain")
         if include_suite:
             for key, quick in (("suite", False), ("quick", True)):

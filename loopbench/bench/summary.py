@@ -81,6 +81,14 @@ def markdown(results: dict[str, Any]) -> str:
                   "| command | wall s | CPU s | slowest start s | goal |", "|---|---|---|---|---|"]
         lines += [f"| `{cmd}` | {c['wall_s']} | {c['cpu_s']} | {c['wall_max_s']} | "
                   f"{'met' if c['met'] else 'not met'} |" for cmd, c in startup.items()]
+    if guard := results.get("guard"):
+        lines += ["", "## The guard's own cost per call", "",
+                  "loopbench.guard's checks around one call (docs/guard.md), the caps far away so every check runs "
+                  "in full: a model call is the reservation and its settling; a tool call adds the approval, "
+                  "unknown-write and stall checks and the output bound. Over HTTP: the same through the guard's "
+                  "service on 127.0.0.1, as a Node framework's hooks call it (two requests per call).", "",
+                  "| call | p50 µs | p99 µs |", "|---|---|---|"]
+        lines += [f"| {what.replace('_', ' ')} | {c['p50_us']} | {c['p99_us']} |" for what, c in guard.items()]
     lines += ["", "## The model server", "",
               "| p50 | p99 | requests/s (concurrent runs) | goal |", "|---|---|---|---|",
               f"| {srv['p50_ms']} ms | {srv['p99_ms']} ms | {srv['rps']} ({srv['concurrent_runs']} runs) "

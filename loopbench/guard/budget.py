@@ -40,6 +40,8 @@ class GuardStop(Exception):
     """The root of the guard's stops: the policy's exit, and why."""
 
     exit: str = "failed"
+    # False: a refusal of this one call, told to the model as the call's answer; the task goes on
+    ends_task: bool = True
 
     def __init__(self, reason: str):
         super().__init__(reason)

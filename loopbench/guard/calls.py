@@ -95,11 +95,16 @@ class ApprovalBook:
         self.rules = rules
         self.granted: dict[str, int] = {}
         self.rejected_effects: set[str] = set()
+        self.decided: set[str] = set()  # the pending calls' ids already answered: a decision counts once
         self._lock = threading.Lock()
 
-    def decide(self, tool: str, args: dict[str, Any], decision: Decision) -> None:
+    def decide(self, tool: str, args: dict[str, Any], decision: Decision, call_id: str | None = None) -> None:
         identity = call_identity(tool, args)
         with self._lock:
+            if call_id is not None:
+                if call_id in self.decided:  # the same pause answered again (a replayed resume): already counted
+                    return
+                self.decided.add(call_id)
             if decision == "approve":
                 self.granted[identity] = self.granted.get(identity, 0) + 1
             else:
@@ -122,12 +127,14 @@ class ApprovalBook:
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
-            return {"granted": dict(self.granted), "rejected_effects": sorted(self.rejected_effects)}
+            return {"granted": dict(self.granted), "rejected_effects": sorted(self.rejected_effects),
+                    "decided": sorted(self.decided)}
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         with self._lock:
             self.granted = {k: int(v) for k, v in snapshot.get("granted", {}).items()}
             self.rejected_effects = set(snapshot.get("rejected_effects", []))
+            self.decided = set(snapshot.get("decided", []))
 
 
 class StallDetector:
@@ -157,9 +164,11 @@ class StallDetector:
 
 
 class UnknownOutcome(GuardStop):
-    """A write may or may not have happened: verify it, or retry only with its idempotency key."""
+    """A write may or may not have happened: verify it, or retry only with its idempotency key. A refusal of the
+    blind repeat, not a stop: the model is told, and the task goes on without a second effect."""
 
     exit = "failed"
+    ends_task = False
 
 
 class Writes:

@@ -10,19 +10,31 @@
   approval is granted to exactly that call. After it returns, the stall check runs and the result reaches the
   model bounded. A rejection given in `DeferredToolResults` never reaches a tool, so tell the guard with
   `guard.decide(tool, args, "reject")` when you build them.
+- A tool's errors: pydantic-ai's `ToolFailed` (a definitive failure) ends the task (the guard's `failed`); a
+  `ModelRetry` counts as a call and goes back to the model within the tool's own retry budget (pydantic-ai checks
+  that budget inside the execution, before any hook sees the retry); a `TimeoutError` marks a write's outcome
+  unknown and goes back to the model as a `ModelRetry`. A blind repeat of such a write is refused with an answer
+  to the model (`UnknownOutcome`), and a write already run under the same call id (a resume replayed from an
+  older snapshot) is answered with its recorded result, not run again.
+- The deadline: a request still in flight when the allowance's wall-clock runs out is cut (the guard's `limit`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.exceptions import ApprovalRequired
+from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, ToolFailed, ToolFailedError, ToolRetryError
 
-from loopbench.guard.calls import AwaitingApproval
+from loopbench.guard.bindings.lacks import PYDANTIC_AI
+from loopbench.guard.budget import LimitReached
+from loopbench.guard.calls import AwaitingApproval, UnknownOutcome
 from loopbench.guard.policy import Estimate, Guard
+
+LACKS = PYDANTIC_AI  # the extension points pydantic-ai lacks (bindings/lacks.py)
 
 
 @dataclass(init=False)
@@ -44,9 +56,13 @@ class GuardCapability(AbstractCapability[Any]):
     async def wrap_model_request(self, ctx: Any, *, request_context: Any, handler: Any) -> Any:
         held = self.guard.before_model_call(self.estimate(request_context) if self.estimate else Estimate())
         try:
-            response = await handler(request_context)
+            async with asyncio.timeout(self.guard.remaining_s()):
+                response = await handler(request_context)
+        except TimeoutError:
+            self.guard.model_call_failed(held)
+            raise self.guard.stop(LimitReached("wall_s", "the deadline passed during a model request")) from None
         except BaseException:
-            held.commit(tokens=0, cost_usd=0)  # the request was sent: it counts as a call
+            self.guard.model_call_failed(held)  # the request was sent: it counts as a call
             raise
         usage = response.usage
         self.guard.after_model_call(held, input_tokens=usage.input_tokens or 0, output_tokens=usage.output_tokens or 0)
@@ -54,19 +70,31 @@ class GuardCapability(AbstractCapability[Any]):
 
     async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
         arguments = dict(args) if isinstance(args, dict) else {"args": args}
+        name, call_id = call.tool_name, call.tool_call_id
+        recorded = self.guard.recorded(name, call_id)
+        if recorded is not None:  # this very call already ran (a replayed resume): its answer, not a second effect
+            return recorded
         if getattr(ctx, "tool_call_approved", False):
-            self.guard.decide(call.tool_name, arguments, "approve")
+            self.guard.decide(name, arguments, "approve", call_id=call_id)
         key = arguments.get(self.idempotency_arg)
         try:
-            held = self.guard.before_tool_call(call.tool_name, arguments, key=key)
+            held = self.guard.before_tool_call(name, arguments, key=key)
         except AwaitingApproval as pause:
             raise ApprovalRequired(metadata={"guard_call": pause.identity}) from None
+        except UnknownOutcome as refused:
+            return f"Not run: {refused.reason}"
         try:
             result = await handler(args)
-        except TimeoutError:
-            self.guard.tool_timed_out(held, call.tool_name, arguments, key)
+        except TimeoutError as exc:
+            self.guard.tool_timed_out(held, name, arguments, key)
+            raise ModelRetry(f"{name} timed out; its outcome is unknown ({exc})") from None
+        except (ToolFailed, ToolFailedError) as exc:  # the handler wraps the tool's ToolFailed
+            self.guard.tool_failed(held, name, fatal=True, message=str(exc))
+            raise
+        except (ModelRetry, ToolRetryError):  # a recoverable error: the model retries within the tool's budget
+            self.guard.tool_failed(held, name, fatal=False)
             raise
         except BaseException:
             held.commit()  # it ran and failed: a tool call all the same
             raise
-        return self.guard.after_tool_call(held, call.tool_name, arguments, result)
+        return self.guard.after_tool_call(held, name, arguments, result, call_id=call_id)
