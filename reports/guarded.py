@@ -1,8 +1,9 @@
 """Native vs guarded: each guarded idiom (`Capabilities.guard_of`) beside the idiom it guards, cell by cell — how
 many cells conform natively and with loopbench.guard installed through the framework's own hooks — and, for each
 cell that still deviates when guarded, why: the extension point the framework lacks (`Capabilities.guard_lacks`),
-a matter outside the policy (a count the framework reports itself), or a gap of the guard's own. Only the records
-are read.
+a matter outside the policy (a count the framework reports itself, a task that sets no allowance), the framework's
+own end short of the ideal (the guard is a restraint: it stops, refuses or pauses, it cannot make a loop retry or go
+on), or a gap of the guard's own. Only the records are read.
 
 Which extension point a deviation needs is read from the deviation alone (its counter, or for the outcome the
 ideal's outcome): the table below, the same for every framework.
@@ -74,22 +75,50 @@ def hooks_for(d: Deviation) -> tuple[str, ...]:
     return COUNTER_HOOKS.get(d.name.split(".", 1)[0], ())
 
 
+NO_ALLOWANCE = ("outside the policy: the task sets no allowance, and the guard enforces the task's and invents none "
+                "(the scenario asks for the framework's own default)")
+SHORT = ("beyond a restraint: the framework ended the task itself ({observed}) short of the ideal, with no guard stop "
+         "(the guard refuses, stops or pauses; it cannot make a loop retry, resume or go on)")
+GAP = "the framework has the hooks: the guard does not reach this yet"
+
+
+def _below(d: Deviation) -> bool:
+    """A counter the loop stayed under: fewer requests, runs or answers than the ideal."""
+    number = (int, float)
+    return (d.name != "outcome" and isinstance(d.ideal, number) and isinstance(d.observed, number)
+            and not isinstance(d.ideal, bool) and d.observed < d.ideal)
+
+
+def _ideal_outcomes(d: Deviation) -> set[str]:
+    return {part for o in (d.ideal if isinstance(d.ideal, list) else [d.ideal]) for part in str(o).split("|")}
+
+
 def why(c: Cell) -> str:
-    """Why a guarded cell still deviates, deviation by deviation: the missing hook the framework declares, a
-    matter outside the policy, or the guard's own gap."""
+    """Why a guarded cell still deviates, deviation by deviation: a matter outside the policy, the missing hook the
+    framework declares, the framework's own end short of the ideal (a restraint cannot make a loop do more), or the
+    guard's own gap."""
     rep = c.rep
     lacks = rep.capabilities.guard_lacks if rep.capabilities is not None else {}
     # in a scenario with sub-agents every deviation may come from a child's loop: the sub-agent hooks count too
     tree = ("sub_agent",) if set(rep.counters.model_requests_by_agent or {}) - {"main"} else ()
+    no_allowance = all(t.neutral is None for t in rep.limits.values())
+    # the loop did less than the ideal and the guard stopped nothing: the framework's own end, not an overrun
+    short = (rep.native.signals is None or rep.native.signals.guard is None) and any(
+        _below(d) or (d.name == "outcome" and "completed" in _ideal_outcomes(d)) for d in rep.deviations)
     reasons: list[str] = []
     for d in rep.deviations:
         key = d.name.split(".", 1)[0]
+        missing = [h for h in (*tree, *hooks_for(d)) if h in lacks]
         if key in OUTSIDE:
             text = f"outside the policy: {OUTSIDE[key]}"
+        elif d.name == "outcome" and d.observed == "capped" and no_allowance:
+            text = NO_ALLOWANCE
+        elif missing:
+            text = f"missing hook `{missing[0]}`: {lacks[missing[0]]}"
+        elif short and (d.name == "outcome" or _below(d)):
+            text = SHORT.format(observed=rep.outcome)
         else:
-            missing = [h for h in (*tree, *hooks_for(d)) if h in lacks]
-            text = (f"missing hook `{missing[0]}`: {lacks[missing[0]]}" if missing
-                    else "the framework has the hooks: the guard does not reach this yet")
+            text = GAP
         if text not in reasons:
             reasons.append(text)
     return "; ".join(reasons)

@@ -55,7 +55,9 @@ GUARDED_NOTE = (
     "loopbench.guard (the production loop policy as code, docs/guard.md) installed through the framework's own "
     "extension points. How many cells conform natively and guarded; then each cell that still deviates when "
     "guarded, with why: the hook the framework lacks (it declares it, below), a matter outside the policy (a "
-    "count the framework reports itself), or a gap of the guard's own where the framework has the hooks."
+    "count the framework reports itself, a task that sets no allowance), the framework's own end short of the "
+    "ideal with no guard stop (the guard is a restraint: it refuses, stops or pauses, it cannot make a loop retry, "
+    "resume or go on), or a gap of the guard's own where the framework has the hooks."
 )
 
 STREAMING_NOTE = (

@@ -18,7 +18,8 @@ from tests.suite_helpers import run_framework
 
 SUITE_FRAMEWORKS = ("langgraph",)  # run alone, the suite run is this framework's only
 
-VARIANTS = ("default", "stategraph", "model-call-limit", "openai-compatible", "stream-messages", "tool-strategy")
+VARIANTS = ("default", "stategraph", "model-call-limit", "openai-compatible", "stream-messages", "tool-strategy",
+            "guarded")
 # the variants that build create_agent
 CREATE_AGENT = ("default", "model-call-limit", "openai-compatible", "stream-messages", "tool-strategy")
 # the variants that limit calls so
@@ -29,7 +30,8 @@ ROUTE = {"default": ("langchain_anthropic.ChatAnthropic", "anthropic_messages"),
          "model-call-limit": ("langchain_anthropic.ChatAnthropic", "anthropic_messages"),
          "openai-compatible": ("langchain_openai.ChatOpenAI", "openai_chat"),
          "stream-messages": ("langchain_anthropic.ChatAnthropic", "anthropic_messages"),
-         "tool-strategy": ("langchain_anthropic.ChatAnthropic", "anthropic_messages")}
+         "tool-strategy": ("langchain_anthropic.ChatAnthropic", "anthropic_messages"),
+         "guarded": ("langchain_anthropic.ChatAnthropic", "anthropic_messages")}
 
 
 @pytest.fixture(scope="module")

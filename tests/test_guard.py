@@ -96,6 +96,23 @@ def test_the_deadline_refuses_the_next_call():
     assert stop.value.measure == "wall_s" and guard.exit == "limit"
 
 
+def test_a_segment_clock_started_late_keeps_the_earlier_segments_time():
+    """A binding whose framework starts before its loop (a CLI process) starts the segment's clock at its first
+    hook: the start-up is not spent, the time of the segments before is."""
+    clock = Clock()
+    allowance = Allowance(wall_s=5)
+    budget = Budget.restore(allowance, {"elapsed_s": 2.0}, clock=clock)
+    guard = Guard(allowance, budget=budget)
+    clock.now += 10  # the process starting: no hook ran
+    guard.start_clock()
+    clock.now += 2.5
+    guard.before_model_call().release()  # 2 + 2.5 < 5
+    assert budget.elapsed_s() == 4.5
+    clock.now += 0.5
+    with pytest.raises(LimitReached, match="deadline of 5 s has passed"):
+        guard.before_model_call()
+
+
 def test_approval_is_bound_to_the_exact_call_and_used_once():
     rules = ToolRules(needs_approval={"send_reply"}, effects={"send_reply": "outbound_message",
                                                             "send_email": "outbound_message"})

@@ -55,3 +55,16 @@ def test_the_token_and_the_input_are_checked():
         assert httpx.post(f"{base}/guard/explode", json={}, headers=headers, timeout=10).status_code == 404
         unknown = httpx.post(f"{base}/guard/after_tool_call", json={"held": "h9"}, headers=headers, timeout=10)
         assert unknown.status_code == 400 and "held" in unknown.text
+
+
+def test_the_caller_s_cancel_is_the_task_s_exit_until_the_caller_goes_on():
+    guard = Guard(Allowance(model_calls=5))
+    service = GuardService(guard)
+    with serving(service) as base:
+        held = _post(base, service.token, "before_model_call")["held"]
+        stop = _post(base, service.token, "cancel", message="the caller's abort signal fired")
+        assert stop["ok"] is False and stop["stop"]["exit"] == "cancelled"
+        assert guard.exit == "cancelled" and guard.exit_reason == "the caller's abort signal fired"
+        _post(base, service.token, "model_call_failed", held=held)
+    guard.resume()  # the caller continues the cancelled task: the cancel is not its exit any more
+    assert guard.exit is None and guard.budget is not None and guard.budget.used["model_calls"] == 1

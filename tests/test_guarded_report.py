@@ -56,6 +56,38 @@ def test_guarded_cells_are_counted_beside_native_ones_and_each_remaining_one_say
                                          "what the policy cannot do there": "no hook runs before a model call"}]
 
 
+def test_a_framework_that_ends_short_of_the_ideal_or_a_task_with_no_allowance_is_not_a_gap_of_the_guard(native):
+    """The guard only restrains: a framework that gives up on its own (fewer requests than the ideal, no guard
+    stop) is beyond it; a loop that runs to the server's cap where the task set no limit had nothing to enforce.
+    A guard stop in the record, or a loop that did more than the ideal, leaves it the guard's own gap."""
+    from loopbench.harness.record import LimitTranslation
+
+    gave_up = [Deviation(name="outcome", ideal="completed", observed="failed"),
+               Deviation(name="model_requests_observed", ideal=5, observed=1)]
+    capped = [Deviation(name="outcome", ideal="limit_steps", observed="capped")]
+    over = [Deviation(name="model_requests_observed", ideal=2, observed=3)]
+    unset = {"max_model_calls": LimitTranslation(neutral=None, native=None)}
+    set_ = {"max_model_calls": LimitTranslation(neutral=8, native="max_turns=8")}
+    a, b, c, d = native[:4]
+    guarded = [_as(a, "guarded", "default", gave_up).model_copy(update={"outcome": "failed"}),
+               _as(b, "guarded", "default", capped).model_copy(update={"limits": unset}),
+               _as(c, "guarded", "default", capped).model_copy(update={"limits": set_}),
+               _as(d, "guarded", "default", over)]
+    caps = guarded[3].capabilities.model_copy(update={"guard_lacks": {}})  # type: ignore[union-attr]
+    guarded[3] = guarded[3].model_copy(update={"capabilities": caps})
+    _, remaining, _ = native_vs_guarded(native + guarded)
+    why = dict(zip(remaining["scenario"], remaining["why"], strict=True))
+    assert why[a.scenario].startswith("beyond a restraint: the framework ended the task itself (failed)")
+    assert why[b.scenario].startswith("outside the policy: the task sets no allowance")
+    assert why[c.scenario].startswith("missing hook `before_model_call`")  # a cap was set: the hook is missing
+    assert why[d.scenario] == "the framework has the hooks: the guard does not reach this yet"
+    stopped = guarded[0].native.model_copy(update={"signals": guarded[0].native.signals.model_copy(
+        update={"guard": {"exit": "failed"}})})
+    _, remaining, _ = native_vs_guarded(native + [guarded[0].model_copy(update={"native": stopped})])
+    assert remaining["why"].tolist() == ["the framework has the hooks: the guard does not reach this yet; missing hook "
+                                         "`before_model_call`: no hook runs before a model call"]
+
+
 def test_a_guarded_idiom_whose_native_one_did_not_run_is_not_paired(native):
     alone = [_as(r, "guarded", "default") for r in native]
     assert guard_pairs(alone) == [] and guard_pairs(native) == []

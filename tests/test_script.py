@@ -211,3 +211,14 @@ def test_ground_truth_decides_a_result_whatever_the_framework_wrote(support, led
 
 def test_a_call_without_a_result_is_none_whatever_the_ledger_says(support):
     assert select(support, conv(("calls", ["ticket_1"])), lambda _cid: "receipt").label == "not_run"
+
+
+def test_a_merged_batch_is_answered_from_its_latest_call_not_by_asking_again(support):
+    """A framework that merges a new response into the last assistant message (Mastra's message list, when a run
+    is continued) sends the earlier call and the newer one in one batch: the turn whose call already came back with
+    a receipt is passed over, as a model does not ask again for what it has."""
+    merged = conv(("calls", ["ticket_1", "policy_1"]), ("result", ("ticket_1", R)),
+                  ("result", ("policy_1", "POL-7 " + R)))
+    assert select(support, merged).label == "draft"
+    # the same call not answered yet (no result: a client retry of the request) is asked again
+    assert select(support, conv(("calls", ["ticket_1"]), ("result", ("ticket_1", R)))).label == "find"

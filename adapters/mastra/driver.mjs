@@ -134,7 +134,8 @@ const VARIANTS = {
 const GUARD_WORDS = "input processor processLLMRequest (beforeModelCall) / processLLMResponse (afterModelCall, "
   + "modelCallFailed) on each Agent; each tool's execute (beforeToolCall, afterToolCall, toolFailed, toolTimedOut); "
   + "hooks.beforeToolCall/afterToolCall around the agent-<child> delegation tools; requireApproval as the default; "
-  + 'an AbortController on remaining() merged into abortSignal; a kept stop thrown by the next hook';
+  + "an AbortController on remaining() merged into abortSignal; a kept stop thrown by the next hook; the caller's "
+  + "cancel told to the guard (cancel: its cancelled exit, raised when generate() returns as if not cancelled)";
 const GUARD_MECHANISMS = {
   approval_pause: "createTool({requireApproval}) -> finishReason 'suspended' with suspendPayload, the run suspended "
     + 'in the Mastra storage (LibSQLStore in the task dir); resumed with agent.approveToolCallGenerate/'
@@ -597,6 +598,13 @@ async function runSegment(req, store) {
     settings.abortSignal = `${cancel.signal ? `${settings.abortSignal}, ` : ''}the guard's AbortController (aborted `
       + 'when remaining() runs out)';
     settings.guard = GUARD_WORDS;
+    if (cancel.signal) {
+      // the caller's cancel told to the guard as well: its `cancelled` exit, raised below if Mastra returns as if
+      // nothing happened (as a caller that checks its guard after generate() does)
+      cancel.signal.addEventListener('abort', () => {
+        guard.cancelling = guard.settle(() => guard.client.cancel("the caller's abort signal fired")).catch(() => {});
+      }, { once: true });
+    }
   }
 
   const steps = [];
@@ -656,6 +664,7 @@ async function runSegment(req, store) {
     cancel.stop();
     if (guard) {
       clearTimeout(guard.timer);
+      await guard.cancelling;
       // a model call reserved and never settled (its request cut or thrown): sent, no response
       for (const [held, name] of guard.open) await guard.settle(() => guard.client.modelCallFailed(held, name)).catch(() => {});
       guard.open.clear();
@@ -682,9 +691,15 @@ async function runSegment(req, store) {
     abort_part: streaming ? abortPart : null, steps: null, steps_source: null,
   } : null;
   if (cancelSeen) out.cancel = cancelSeen;
-  // Mastra stopped on the caller's cancel: it called onAbort, or threw / returned the abort
+  // Mastra stopped on the caller's cancel: it called onAbort, or threw / returned the abort; or, guarded, it returned
+  // as if not cancelled and the caller, checking its guard, raises the guard's `cancelled` stop
   const abortedOutput = output != null && (output.finishReason === 'aborted' || causedByAbort(output.error, cancel.signal));
-  if (cancelSeen?.aborted && (aborted || abortPart || abortedOutput
+  const guardCancelled = guard?.stop?.exit === 'cancelled';
+  if (guardCancelled && !thrown && !(aborted || abortPart || abortedOutput)) {
+    thrown = describeError(guard.stop);
+    thrownError = guard.stop;
+  }
+  if (cancelSeen?.aborted && (aborted || abortPart || abortedOutput || guardCancelled
       || (thrownError && causedByAbort(thrownError, cancel.signal)))) {
     // the completed steps onAbort gave (the output's steps when it was not called)
     const given = aborted ? aborted.steps : (output?.steps ?? []);

@@ -198,6 +198,8 @@ class NodeAdapter(Adapter):
         guard = guarded.task_guard(scenario, ctx)
         if snapshot is not None and (snapshot / GUARD_PENDING_FILE).exists():
             guarded.decide(guard, json.loads((snapshot / GUARD_PENDING_FILE).read_text()), decisions or {})
+        elif snapshot is not None:  # a cancelled run continued: the caller goes on, the cancel is not the exit
+            guard.resume()
         service = GuardService(guard)
         more: dict[str, Any] = {} if snapshot is None else {"snapshot": str(snapshot), "decisions": decisions}
         with serving(service) as url:

@@ -10,7 +10,9 @@ The rules, in short:
 - each call of the batch came back as `receipt` / `error` or `none`: from the ledger's ground truth for that
   call id when the caller passes `status_of` (a call the ledger ran and that failed is an error whatever the
   framework's wording), else from the marker in its result text; a call with no result is `none`;
-- the first turn in file order whose `after` matches a call of the batch is served; else a repeating turn
+- the first turn in file order whose `after` matches a call of the batch is served, passing over a turn whose
+  calls are all in the batch with receipts (a framework that merges a new response into the last assistant
+  message puts the latest call beside earlier ones in one batch); else a repeating turn
   whose own call is in the batch continues with the next `n`; else a script violation;
 - a repeating turn is numbered `n` = 1 + the highest `n` of its calls already in the conversation, and is
   exhausted past `repeat`;
@@ -354,11 +356,14 @@ def _choose(scenario: Scenario, conv: Conversation, status_of: StatusOf | None, 
         opening = next(t for t in script if t.after is None)
         return _serve(opening, 1 if _repeating(opening) else None, conv, scenario, agent)
     batch_ids = frozenset(conv.id_prefix + cid for cid, _, _ in batch)
+    answered = {cid for cid, status, _ in batch if status == "receipt"}
     for turn in script:
         if turn.after is None:
             continue
         if not any(_after_matches(turn.after, cid, status, text) for cid, status, text in batch):
             continue
+        if turn.calls and not _repeating(turn) and all(c.id in answered for c in turn.calls):
+            continue  # its calls are in this batch with receipts: a model does not ask again for what it has
         n = _next_n(turn, conv) if _repeating(turn) else None
         if n is not None and _exhausted(turn, n):
             continue  # a repeating turn used up: the next rule decides

@@ -7,7 +7,7 @@ outcome is unknown (`calls`), and the `Guard` that a binding calls from its fram
 `guarded` variants (issue 41) build on it.
 """
 
-from loopbench.guard.budget import Allowance, Budget, GuardStop, LimitReached, Reservation
+from loopbench.guard.budget import Allowance, Budget, Cancelled, GuardStop, LimitReached, Reservation
 from loopbench.guard.calls import (
     AwaitingApproval,
     Denied,
@@ -19,6 +19,6 @@ from loopbench.guard.calls import (
 )
 from loopbench.guard.policy import Estimate, Exit, Guard
 
-__all__ = ["Allowance", "AwaitingApproval", "Budget", "Denied", "Estimate", "Exit", "Guard", "GuardStop",
+__all__ = ["Allowance", "AwaitingApproval", "Budget", "Cancelled", "Denied", "Estimate", "Exit", "Guard", "GuardStop",
            "LimitReached", "Reservation", "Stalled", "ToolRules", "UnknownOutcome", "call_identity",
            "normalized_tool"]

@@ -48,6 +48,12 @@ class GuardStop(Exception):
         self.reason = reason
 
 
+class Cancelled(GuardStop):
+    """The caller cancelled the task: recorded as the policy's exit when the framework does not say so itself."""
+
+    exit = "cancelled"
+
+
 class LimitReached(GuardStop):
     """An operation would pass a cap (or the deadline has passed): it is not started."""
 
@@ -95,6 +101,12 @@ class Budget:
 
     def __post_init__(self) -> None:
         self.started = self.clock()
+
+    def restart_clock(self) -> None:
+        """This segment's time starts now: for a framework that starts (a CLI process) before its loop reaches
+        the first hook, where nothing could be checked or cut."""
+        with self._lock:
+            self.started = self.clock()
 
     def elapsed_s(self) -> float:
         return self.elapsed_before_s + self.clock() - self.started

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from loopbench.guard.budget import Allowance, Budget, GuardStop, LimitReached, Reservation
+from loopbench.guard.budget import Allowance, Budget, Cancelled, GuardStop, LimitReached, Reservation
 from loopbench.guard.calls import (
     ApprovalBook,
     Decision,
@@ -113,10 +113,16 @@ class Guard:
             self.parent.stop(exc)
         return exc
 
+    def cancel(self, reason: str = "the caller cancelled the task") -> GuardStop:
+        """The caller cancelled the task (its abort signal fired): the policy's `cancelled` exit, returned for the
+        binding to raise where the framework went on or returned as if nothing happened."""
+        return self.stop(Cancelled(reason))
+
     def resume(self) -> None:
-        """The paused task goes on (its approvals decided): a pause is not its exit."""
+        """The paused or cancelled task goes on (its approvals decided, or the caller continues it): neither the
+        pause nor the cancel is its exit any more."""
         with self._lock:
-            if self.exit == "awaiting_approval":
+            if self.exit in ("awaiting_approval", "cancelled"):
                 self.exit = self.exit_reason = None
         if self.parent is not None:
             self.parent.resume()
@@ -148,6 +154,10 @@ class Guard:
     def model_call_failed(self, reservation: Reservation) -> None:
         """The request was sent and no response came (an error, a cut): a call, with no tokens known."""
         reservation.commit(model_calls=1, tokens=0, cost_usd=0)
+
+    def start_clock(self) -> None:
+        """The segment's wall-clock starts now (see Budget.restart_clock); time spent in earlier segments stays."""
+        self._budget.restart_clock()
 
     def remaining_s(self) -> float | None:
         """The time left before the deadline (None: no deadline): a binding bounds an in-flight call with it."""

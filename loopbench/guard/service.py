@@ -4,10 +4,11 @@
 `POST /guard/<op>` with a `GuardCall` (JSON), answered with a `GuardAnswer`; the `x-guard-token` header must carry
 the service's token. The ops are the `Guard` methods a binding calls (`before_model_call`, `after_model_call`,
 `model_call_failed`, `before_tool_call`, `after_tool_call`, `tool_failed`, `tool_timed_out`, `decide`,
-`remaining`); a reservation is named by the `held` id its `before_*` answered. `agent` names a sub-agent: its
-guard is the main guard's `child()`, made on first use. A refusal is an answer, not an HTTP error: `stop` (the
-task's exit: end the run), `pause` (the call needs approval for exactly these arguments), `refused` (this call is
-not run; tell the model) or `recorded` (this call already ran: its result).
+`remaining`, and `cancel`: the caller's abort signal fired, answered with the `cancelled` stop); a reservation is
+named by the `held` id its `before_*` answered. `agent` names a sub-agent: its guard is the main guard's
+`child()`, made on first use. A refusal is an answer, not an HTTP error: `stop` (the task's exit: end the run),
+`pause` (the call needs approval for exactly these arguments), `refused` (this call is not run; tell the model) or
+`recorded` (this call already ran: its result).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from loopbench.guard.calls import AwaitingApproval, UnknownOutcome
 from loopbench.guard.policy import Estimate, Guard
 
 Op = Literal["before_model_call", "after_model_call", "model_call_failed", "before_tool_call", "after_tool_call",
-             "tool_failed", "tool_timed_out", "decide", "remaining"]
+             "tool_failed", "tool_timed_out", "decide", "remaining", "cancel"]
 
 
 class GuardCall(BaseModel):
@@ -124,6 +125,8 @@ class GuardService:
             g.tool_failed(self._take(c.held), tool, fatal=c.fatal, message=c.message)
         elif op == "tool_timed_out":
             g.tool_timed_out(self._take(c.held), tool, args, c.key)
+        elif op == "cancel":
+            raise g.cancel(c.message or "the caller cancelled the task")
         elif op == "decide":
             if c.decision is None:
                 raise ValueError("decide: decision is required")

@@ -75,7 +75,7 @@ LACKS: dict[Hook, str] = {
                  "its next hook",
     "deadline": "no hook can cut a model request or a tool call in flight, nor runs during the CLI's start-up "
                 "(seconds): the deadline is checked before each tool call and each reserved model call, so a slow "
-                "call runs to its end past the deadline",
+                "call runs to its end past the deadline; each segment's time counts from its first hook",
 }
 
 
@@ -141,6 +141,7 @@ class GuardHooks:
         self.stopped: GuardStop | None = None  # the stop that ended the run
         self._agents: dict[str | None, _Agent] = {}
         self._tools: dict[str, Reservation] = {}  # tool_use_id -> the reservation of a tool call let through
+        self._clock_started = False  # the segment's wall-clock starts at its first hook
 
     def hooks(self) -> dict[Any, list[Any]]:
         from claude_agent_sdk import HookMatcher
@@ -153,8 +154,19 @@ class GuardHooks:
         }
         # PostToolBatch and StopFailure are CLI hook events (code.claude.com/docs/en/hooks; the SDK exports
         # PostToolBatchHookSpecificOutput) that this SDK release's HookEvent literal does not list yet
-        return cast(dict[Any, list[Any]], {event: [HookMatcher(matcher=m, hooks=[fn])] for event, (m, fn)
-                                           in events.items()})
+        return cast(dict[Any, list[Any]], {event: [HookMatcher(matcher=m, hooks=[self._first(fn)])]
+                                           for event, (m, fn) in events.items()})
+
+    def _first(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`fn`, starting the segment's clock at the first hook of this run: before it the CLI process starts
+        (seconds, more on a busy machine), where no hook can check or cut anything, as a Python framework's
+        import comes before its loop; counting it would let the host's speed, not the loop, spend the deadline."""
+        async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+            if not self._clock_started:
+                self._clock_started = True
+                self.guard.start_clock()
+            return cast(dict[str, Any], await fn(data, tool_use_id, context))
+        return hook
 
     def on_message(self, message: Any) -> None:
         """At the run's ResultMessage: settle what is still open, then raise the guard's stop if it ended the run."""
