@@ -272,7 +272,7 @@ def evaluate(expr: str | ast.Expression, rec: RunRecord | dict[str, Any]) -> tup
 class Check:
     scenarios: list[str]
     frameworks: list[str] | None  # None: any framework
-    variants: list[str] | None  # None: any variant
+    variants: list[str] | None  # None: any native variant (a guarded one runs loopbench.guard, not the framework)
     where: list[str] = field(default_factory=list)
     require: list[str] = field(default_factory=list)
     quantifier: Literal["all", "any"] = "all"
@@ -280,7 +280,7 @@ class Check:
     def describe(self) -> str:
         sel = [f"scenario {'/'.join(self.scenarios)}"]
         sel.append(f"framework {'/'.join(self.frameworks)}" if self.frameworks else "every framework")
-        sel.append(f"variant {'/'.join(self.variants)}" if self.variants else "every variant")
+        sel.append(f"variant {'/'.join(self.variants)}" if self.variants else "every native variant")
         return ", ".join(sel)
 
 
@@ -331,7 +331,7 @@ def _names(v: Names | None) -> list[str] | None:
 class SelectSpec(_Strict):
     scenario: Names
     framework: Names | None = None  # unset: the claim's framework; "all": every framework
-    variant: Names = "default"  # "all": every variant
+    variant: Names = "default"  # "all": every native variant (not a guarded one)
 
 
 def _conditions(v: Names) -> list[str]:
@@ -434,6 +434,10 @@ def _selected(check: Check, records: list[RunRecord]) -> list[RunRecord]:
         if check.frameworks is not None and r.framework not in check.frameworks:
             continue
         if check.variants is not None and r.variant not in check.variants:
+            continue
+        # a claim says what the framework does: `variant: all` leaves out the guarded variants (loopbench.guard's
+        # stops, through the framework's hooks); a check names one to read it
+        if check.variants is None and r.capabilities is not None and r.capabilities.guard_of is not None:
             continue
         out.append(r)
     return out

@@ -9,6 +9,7 @@ import yaml
 
 from loopbench.harness.adapter import BUILTIN, adapter_class
 from loopbench.harness.errors import BadInput
+from loopbench.harness.record import Capabilities
 from loopbench.reports.claims import CLAIMS_FILE, check_claims, evaluate, known_claim_ids, load_claims
 from loopbench.reports.load import load_records
 
@@ -135,3 +136,22 @@ def test_expression_language(records) -> None:
     assert evaluate('"max_turns" in limits.max_model_calls.native', rec)[0] is True
     ok, seen, _ = evaluate("counters.runtime_steps > 3", rec)
     assert ok is None and seen["counters.runtime_steps"] is None
+
+
+def test_variant_all_leaves_out_a_guarded_variant_and_a_check_can_name_it(tmp_path: Path, records) -> None:
+    """A claim says what a framework does: a guarded variant's record (loopbench.guard's stop) is not its
+    evidence under `variant: all`, only when the check names the variant."""
+    (base,) = [r for r in records if r.run_id == RUNAWAY_OA]
+    caps = Capabilities(native_limits=frozenset(), step_unit="turn", pause="snapshot", pause_survives_restart=True,
+                        deny="a rejection", guard_of="default")
+    guarded = base.model_copy(update={"variant": "guarded", "run_id": "runaway-guarded", "outcome": "limit_cost",
+                                      "capabilities": caps})
+    both = [base, guarded]
+    select = {"scenario": "runaway_step_limit", "variant": "all"}
+    (r,) = check_claims(both, load_claims(_claims_file(tmp_path, [{"select": select,
+                                                                    "require": [f"outcome == {base.outcome}"]}])))
+    assert r.verdict == "holds" and r.evidence == [RUNAWAY_OA]
+    named = {**select, "variant": "guarded"}
+    (r,) = check_claims(both, load_claims(_claims_file(tmp_path, [{"select": named,
+                                                                   "require": [f"outcome == {base.outcome}"]}])))
+    assert r.verdict == "refuted" and r.evidence == ["runaway-guarded"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import httpx
 
-from loopbench.guard import Allowance, Guard, ToolRules
+from loopbench.guard import Allowance, Budget, Guard, ToolRules
 from loopbench.guard.service import GuardService, serving
 
 TIER = "unit"
@@ -68,3 +68,17 @@ def test_the_caller_s_cancel_is_the_task_s_exit_until_the_caller_goes_on():
         _post(base, service.token, "model_call_failed", held=held)
     guard.resume()  # the caller continues the cancelled task: the cancel is not its exit any more
     assert guard.exit is None and guard.budget is not None and guard.budget.used["model_calls"] == 1
+
+
+def test_start_clock_starts_the_segment_s_time_at_the_loop_s_first_hook():
+    """A Node loop's first hook starts the segment's clock: the driver's own start-up is not spent, the earlier
+    segments' time is; the answer is the time left."""
+    now = [100.0]
+    allowance = Allowance(wall_s=5)
+    guard = Guard(allowance, budget=Budget.restore(allowance, {"elapsed_s": 1.0}, clock=lambda: now[0]))
+    service = GuardService(guard)
+    with serving(service) as base:
+        now[0] += 30  # the driver starting: no hook ran
+        assert _post(base, service.token, "start_clock")["remaining_s"] == 4.0
+        now[0] += 1.5
+        assert _post(base, service.token, "remaining")["remaining_s"] == 2.5

@@ -261,6 +261,8 @@ export function guardClient(req) {
       agent, held, tool, fatal, message: String(message ?? '').slice(0, 500) }),
     toolTimedOut: (held, tool, args, agent = 'main') => post('tool_timed_out', { agent, held, tool, args: args ?? {} }),
     remaining: async () => (await post('remaining', {})).remaining_s ?? null,
+    // the segment's wall-clock starts now (time in earlier segments stays): the time left
+    startClock: async () => (await post('start_clock', {})).remaining_s ?? null,
     // the caller's abort signal fired: the guard records its `cancelled` exit (thrown as GuardStop)
     cancel: (message) => post('cancel', { message: String(message ?? '').slice(0, 500) }),
   };

@@ -183,7 +183,8 @@ async function readCancelKept(dir) {
 // - approval: the SDK's own `toolApproval` pauses the tools that need it, as the default (the guard is told the
 //   resume's decisions by the adapter and admits exactly the approved call);
 // - the deadline: an AbortController aborted when the guard's `remaining()` runs out, merged into the call's
-//   abortSignal (the SDK hands it to every model request and tool execute, and on to a child's loop);
+//   abortSignal (the SDK hands it to every model request and tool execute, and on to a child's loop); the
+//   segment's clock starts at the loop's first hook (its first prepareStep, or a resume's approved tool call);
 // - sub-agents: each child run gets the same hooks under the child's name (the guard's `child()` for it); the
 //   delegation tool is a tool call of the parent's, and a child's stop, or its loop throwing, ends the parent's.
 function guardHooks(req, store, guard) {
@@ -208,6 +209,7 @@ function guardHooks(req, store, guard) {
     return {
       prepareStep: async () => {
         if (stopped) throw stopped;
+        await first();
         await failed();
         try {
           held = (await guard.beforeModelCall(agent)).held;
@@ -228,6 +230,7 @@ function guardHooks(req, store, guard) {
 
   // before a tool runs: the guard's answer, handled; null: run it with the reservation in `held`
   const admit = async (name, input, callId, agent) => {
+    await first(); // a resume's approved call runs before the loop's first step
     let answer;
     try {
       answer = await guard.beforeToolCall(name, input, callId, agent);
@@ -325,11 +328,19 @@ function guardHooks(req, store, guard) {
     if (finished) return;
     deadline.abort(new DOMException(`loopbench.guard: ${stopped?.message ?? 'the deadline passed'}`, 'AbortError'));
   };
+  // the signal goes into the call before it starts; its timer starts at the loop's first hook, where the segment's
+  // clock starts (the SDK's own timeout is already running then: on the same deadline it is the one that fires)
+  let deadlineSet = false;
   const arm = async () => {
-    const left = await guard.remaining();
-    if (left == null) return undefined;
-    timer = setTimeout(fire, Math.ceil(left * 1000));
-    return deadline.signal;
+    deadlineSet = (await guard.remaining()) != null;
+    return deadlineSet ? deadline.signal : undefined;
+  };
+  let clockStarted = false;
+  const first = async () => {
+    if (clockStarted) return;
+    clockStarted = true;
+    const left = await guard.startClock();
+    if (deadlineSet && left != null && !finished) timer = setTimeout(fire, Math.ceil(left * 1000));
   };
   const disarm = () => {
     finished = true;
@@ -359,7 +370,8 @@ const GUARD_SETTINGS = {
   tools: "each tool's execute: guard.beforeToolCall / afterToolCall / toolFailed / toolTimedOut around the ledger "
     + "call; a stop raised there is thrown by the next step's prepareStep (or after generateText returns)",
   approval: 'toolApproval as the default (the resume\'s decisions also told to the guard)',
-  deadline: "AbortController aborted at guard.remaining(), merged into the call's abortSignal",
+  deadline: "AbortController aborted at guard.remaining() (the segment's clock from the loop's first hook), merged "
+    + "into the call's abortSignal",
 };
 
 // ---- one run segment (a run from the prompt, or a resume from a snapshot)

@@ -4,7 +4,8 @@
 `POST /guard/<op>` with a `GuardCall` (JSON), answered with a `GuardAnswer`; the `x-guard-token` header must carry
 the service's token. The ops are the `Guard` methods a binding calls (`before_model_call`, `after_model_call`,
 `model_call_failed`, `before_tool_call`, `after_tool_call`, `tool_failed`, `tool_timed_out`, `decide`,
-`remaining`, and `cancel`: the caller's abort signal fired, answered with the `cancelled` stop); a reservation is
+`remaining`, `start_clock`: the segment's wall-clock starts now, answered with the time left, and `cancel`: the
+caller's abort signal fired, answered with the `cancelled` stop); a reservation is
 named by the `held` id its `before_*` answered. `agent` names a sub-agent: its guard is the main guard's
 `child()`, made on first use. A refusal is an answer, not an HTTP error: `stop` (the task's exit: end the run),
 `pause` (the call needs approval for exactly these arguments), `refused` (this call is not run; tell the model) or
@@ -28,7 +29,7 @@ from loopbench.guard.calls import AwaitingApproval, UnknownOutcome
 from loopbench.guard.policy import Estimate, Guard
 
 Op = Literal["before_model_call", "after_model_call", "model_call_failed", "before_tool_call", "after_tool_call",
-             "tool_failed", "tool_timed_out", "decide", "remaining", "cancel"]
+             "tool_failed", "tool_timed_out", "decide", "remaining", "start_clock", "cancel"]
 
 
 class GuardCall(BaseModel):
@@ -125,6 +126,8 @@ class GuardService:
             g.tool_failed(self._take(c.held), tool, fatal=c.fatal, message=c.message)
         elif op == "tool_timed_out":
             g.tool_timed_out(self._take(c.held), tool, args, c.key)
+        elif op == "start_clock":
+            g.start_clock()
         elif op == "cancel":
             raise g.cancel(c.message or "the caller cancelled the task")
         elif op == "decide":
