@@ -465,3 +465,32 @@ def test_the_findings_on_structured_answers_hold():
     tool = _rep("output_never_valid", "langgraph", "tool-strategy")
     assert (tool.outcome, tool.counters.model_requests_observed) == ("limit_steps", 6)
     assert _rep("output_check_rejects", "langgraph", "tool-strategy").outcome == "completed"
+
+
+def test_the_finding_on_guarded_mode_holds():
+    """The guarded variants' finding: cells conforming guarded and natively, over every framework, and how many
+    of those still deviating name a missing hook, are outside the policy, or are the guard's own gap."""
+    from loopbench.reports.guarded import native_vs_guarded
+
+    pairs, remaining, _ = native_vs_guarded(load_records(PUBLISHED))
+    assert len(pairs) == len(BUILTIN)
+    total, guarded, native = (int(pairs[k].sum()) for k in ("scenarios compared", "guarded conforms",
+                                                            "native conforms"))
+    # a cell counts under its first reason in this order: a missing hook, the guard's own gap, a restraint the
+    # framework applied itself, outside the policy
+    kinds = {"hook": 0, "outside": 0, "restraint": 0, "gap": 0}
+    for why in remaining["why"]:
+        parts = why.split("; ")
+        kind = ("hook" if any(p.startswith("missing hook") for p in parts)
+                else "gap" if any(p.startswith("the framework has") for p in parts)
+                else "restraint" if any(p.startswith("beyond a restraint") for p in parts) else "outside")
+        kinds[kind] += 1
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert (f"{guarded} of the {total} guarded cells conform, against {native} of the same {total} natively"
+            in text), (guarded, native, total)
+    assert (f"of the {total - guarded} still deviating, {kinds['hook']} name a hook the framework lacks, "
+            f"{kinds['restraint']} are a framework's own stop short of the ideal that no hook can undo, "
+            f"{kinds['outside']} are outside the policy and {kinds['gap']} are gaps of the guard's own") in text, kinds
+    per = ", ".join(f"{r['framework']} {r['guarded conforms']}/{r['scenarios compared']}"
+                    for _, r in pairs.iterrows())
+    assert f"({per})" in text, per
