@@ -113,6 +113,20 @@ def test_a_segment_clock_started_late_keeps_the_earlier_segments_time():
         guard.before_model_call()
 
 
+def test_the_segment_clock_starts_once_and_never_from_a_sub_agent():
+    """A binding calls start_clock from every hook that may come first: only the first call restarts the clock,
+    and a sub-agent's guard leaves its parent's."""
+    clock = Clock()
+    guard = Guard(Allowance(wall_s=5), budget=Budget(Allowance(wall_s=5), clock=clock))
+    clock.now += 10
+    guard.child().start_clock()
+    assert guard.budget is not None and guard.budget.elapsed_s() == 10
+    guard.start_clock()
+    clock.now += 1
+    guard.start_clock()  # a later hook: the segment's time goes on
+    assert guard.budget.elapsed_s() == 1
+
+
 def test_approval_is_bound_to_the_exact_call_and_used_once():
     rules = ToolRules(needs_approval={"send_reply"}, effects={"send_reply": "outbound_message",
                                                             "send_email": "outbound_message"})

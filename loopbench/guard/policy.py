@@ -93,6 +93,7 @@ class Guard:
         self.last_call: tuple[float, float] = (0.0, 0.0)  # tokens, cost of the last model call settled
         self.stop_measure: str | None = None  # the measure of a limit stop (`model_calls`, `tokens`, `wall_s`...)
         self.done: dict[str, Any] = {}  # a write's call id -> its result: a replayed call is answered, not re-run
+        self._clock_started = False  # start_clock: the segment's clock restarts once, at the loop's first hook
         self._lock = threading.Lock()
 
     @property
@@ -156,7 +157,13 @@ class Guard:
         reservation.commit(model_calls=1, tokens=0, cost_usd=0)
 
     def start_clock(self) -> None:
-        """The segment's wall-clock starts now (see Budget.restart_clock); time spent in earlier segments stays."""
+        """The segment's wall-clock starts now (see Budget.restart_clock); time spent in earlier segments stays.
+        Only the first call counts, so a binding calls it from every hook that may come first; a sub-agent's guard
+        leaves it (a child's run is inside its parent's segment)."""
+        with self._lock:
+            if self.parent is not None or self._clock_started:
+                return
+            self._clock_started = True
         self._budget.restart_clock()
 
     def remaining_s(self) -> float | None:

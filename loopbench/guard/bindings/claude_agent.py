@@ -141,7 +141,6 @@ class GuardHooks:
         self.stopped: GuardStop | None = None  # the stop that ended the run
         self._agents: dict[str | None, _Agent] = {}
         self._tools: dict[str, Reservation] = {}  # tool_use_id -> the reservation of a tool call let through
-        self._clock_started = False  # the segment's wall-clock starts at its first hook
 
     def hooks(self) -> dict[Any, list[Any]]:
         from claude_agent_sdk import HookMatcher
@@ -162,9 +161,7 @@ class GuardHooks:
         (seconds, more on a busy machine), where no hook can check or cut anything, as a Python framework's
         import comes before its loop; counting it would let the host's speed, not the loop, spend the deadline."""
         async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
-            if not self._clock_started:
-                self._clock_started = True
-                self.guard.start_clock()
+            self.guard.start_clock()  # only the first call of the segment restarts it
             return cast(dict[str, Any], await fn(data, tool_use_id, context))
         return hook
 

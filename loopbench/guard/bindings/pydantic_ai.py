@@ -17,7 +17,7 @@
   to the model (`UnknownOutcome`), and a write already run under the same call id (a resume replayed from an
   older snapshot) is answered with its recorded result, not run again.
 - The deadline: a request still in flight when the allowance's wall-clock runs out is cut (the guard's `limit`).
-  The segment's clock starts at the main agent's run start (`before_run`, once per capability), where pydantic-ai's
+  The segment's clock starts at the main agent's run start (`before_run`: `Guard.start_clock`), where pydantic-ai's
   own `agent.run(timeout=...)` starts its clock: on the same deadline, pydantic-ai's is the one that fires.
 """
 
@@ -48,20 +48,15 @@ class GuardCapability(AbstractCapability[Any]):
     guard: Guard
     estimate: Callable[[Any], Estimate] | None
     idempotency_arg: str
-    clock_started: bool
 
     def __init__(self, guard: Guard, estimate: Callable[[Any], Estimate] | None = None,
                  idempotency_arg: str = "idempotency_key"):
         self.guard = guard
         self.estimate = estimate
         self.idempotency_arg = idempotency_arg
-        self.clock_started = False
 
     async def before_run(self, ctx: Any) -> None:
-        # a sub-agent's run is inside the parent's segment: its clock is the parent's
-        if self.guard.parent is None and not self.clock_started:
-            self.clock_started = True
-            self.guard.start_clock()
+        self.guard.start_clock()  # the first run's start; a sub-agent's guard leaves the parent's clock
 
     async def wrap_model_request(self, ctx: Any, *, request_context: Any, handler: Any) -> Any:
         held = self.guard.before_model_call(self.estimate(request_context) if self.estimate else Estimate())
